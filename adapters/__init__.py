@@ -1,0 +1,1 @@
+"""Platform adapters, one sub-package per platform; they depend only on ``gateway.contracts``."""

@@ -1,0 +1,1 @@
+"""Benchmarks run by ``mnemogate bench …``; each prints one JSON object on stdout."""

@@ -1,0 +1,1 @@
+"""The service: contracts, inbound pipeline, turn queue, workers, delivery, HTTP, CLI and wiring."""
