@@ -1,0 +1,9 @@
+"""The exceptions a command reports as one line (``mnemogate: error: …``) instead of a traceback."""
+
+from __future__ import annotations
+
+from agent_core.memory import MemoryStoreError
+from agent_core.state import StateError
+from gateway.config import ConfigError
+
+USER_FACING_ERRORS: tuple[type[Exception], ...] = (ConfigError, StateError, MemoryStoreError)

@@ -1,0 +1,54 @@
+"""Entry point of the ``mnemogate`` console script: parse, dispatch, and turn known errors into one line.
+
+Known failures (bad config, unusable home or database, bad input) print ``mnemogate: error: …`` and exit
+2; nothing else is caught, so genuine bugs keep their traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from gateway.cli import bench_command, config_command, memory_command, serve_command
+from gateway.cli.context import CommandContext
+from gateway.cli.errors import USER_FACING_ERRORS
+
+COMMAND_MODULES = (config_command, serve_command, memory_command, bench_command)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--home",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="home directory (default: $MNEMOGATE_HOME or ~/.mnemogate)",
+    )
+    parser = argparse.ArgumentParser(
+        prog="mnemogate",
+        description="Multi-platform chat gateway for an AI agent that remembers.",
+        parents=[common],
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMAND_MODULES:
+        module.register(commands, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    context = CommandContext.from_args(args)
+    try:
+        result: int = args.handler(context)
+    except USER_FACING_ERRORS as exc:
+        print(f"mnemogate: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

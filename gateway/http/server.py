@@ -1,0 +1,37 @@
+"""Running the FastAPI app under uvicorn inside our own event loop, so shutdown is ours to order."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+
+import uvicorn
+from fastapi import FastAPI
+
+
+class _EmbeddedServer(uvicorn.Server):
+    """A uvicorn server that leaves signals to the composition root (it drains workers first)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+@contextlib.asynccontextmanager
+async def serve_http(app: FastAPI, host: str, port: int) -> AsyncIterator[uvicorn.Server]:
+    """Serve until the context exits; yields once the socket is listening (a bind failure raises)."""
+    config = uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="off", access_log=False)
+    server = _EmbeddedServer(config)
+    task = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            if task.done():
+                task.result()
+                raise OSError(f"the HTTP server could not listen on {host}:{port}")
+            await asyncio.sleep(0.01)
+        yield server
+    finally:
+        server.should_exit = True
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -1,0 +1,25 @@
+"""Shared fixtures: an isolated home directory per test, and an environment free of real API keys."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_LEAKY_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "MNEMOGATE_HOME")
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test talks to a real provider or a developer's real home by accident."""
+    for name in _LEAKY_ENV:
+        monkeypatch.delenv(name, raising=False)
+    yield
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    root = tmp_path / "home"
+    root.mkdir()
+    return root
