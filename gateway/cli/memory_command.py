@@ -23,7 +23,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     parser = commands.add_parser("memory", parents=[common], help="show or edit curated memory")
     actions = parser.add_subparsers(dest="memory_action", metavar="ACTION", required=True)
     scope = argparse.ArgumentParser(add_help=False)
-    scope.add_argument("--person", metavar="ID", default=LOCAL_PERSON_ID, help="whose memory (default: local)")
+    scope.add_argument(
+        "--person", metavar="ID", default=LOCAL_PERSON_ID, help="whose memory (default: local)"
+    )
 
     show = actions.add_parser("show", parents=[common, scope], help="print entries and usage")
     show.add_argument("--target", choices=TARGETS, help="one store only (default: all)")

@@ -75,7 +75,9 @@ class Settings(BaseSettings):
         explicit = "provider" in chosen.model_fields_set
         if not explicit and chosen.api_key is None:
             if self.anthropic_api_key is not None:
-                chosen = chosen.model_copy(update={"provider": "anthropic", "model": DEFAULT_MODELS["anthropic"]})
+                chosen = chosen.model_copy(
+                    update={"provider": "anthropic", "model": DEFAULT_MODELS["anthropic"]}
+                )
             elif self.openai_api_key is not None:
                 chosen = chosen.model_copy(update={"provider": "openai", "model": DEFAULT_MODELS["openai"]})
         if chosen.api_key is None:

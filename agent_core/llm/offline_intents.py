@@ -1,0 +1,78 @@
+"""The offline model's phrase book: which user sentence becomes which tool call.
+
+Pure and deterministic. Recognised (case-insensitive, optionally after "please" / "can you"):
+"remember (that) X" -> memory add; "forget (that|about) X" -> memory remove on both stores;
+"what do you remember / know (about me)" -> memory read of both stores;
+"search (for) X" / "did we talk about X" -> session_search. Anything else is no intent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Intent", "parse_intent", "strip_recall_fence"]
+
+IntentKind = Literal["remember", "forget", "recall", "search"]
+
+_PREFIX = r"^(?:(?:hey|ok|okay|so)\W+)?(?:(?:can|could|would|will) you\s+)?(?:please\s+)?"
+_PATTERNS: tuple[tuple[IntentKind, re.Pattern[str]], ...] = (
+    (
+        "recall",
+        re.compile(
+            _PREFIX + r"(?:what do you (?:remember|know)\b.*|what(?:'s| is) in your memory.*"
+            r"|show (?:me )?(?:your )?memor(?:y|ies).*|list (?:your )?memor(?:y|ies).*)$",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "remember",
+        re.compile(
+            _PREFIX + r"(?:remember|note|don't forget|do not forget)(?:\s+that)?\s*[:,]?\s+(.+)$",
+            re.IGNORECASE,
+        ),
+    ),
+    ("forget", re.compile(_PREFIX + r"forget(?:\s+(?:that|about))?\s*[:,]?\s+(.+)$", re.IGNORECASE)),
+    (
+        "search",
+        re.compile(
+            _PREFIX + r"(?:search(?:\s+(?:for|about|past conversations for|our history for))?"
+            r"|did we (?:ever )?(?:talk|speak|chat) about|did we (?:ever )?discuss"
+            r"|have we (?:ever )?(?:talked|spoken|chatted) about|have we (?:ever )?discussed)"
+            r"\s*[:,]?\s+(.+)$",
+            re.IGNORECASE,
+        ),
+    ),
+)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|mine|myself)\b", re.IGNORECASE)
+_FENCE = re.compile(r"<memory-context>.*?</memory-context>", re.DOTALL | re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Intent:
+    kind: IntentKind
+    subject: str = ""
+
+    @property
+    def about_user(self) -> bool:
+        """A first-person fact ("I like…", "my…") belongs in the user profile store."""
+        return bool(_FIRST_PERSON.search(self.subject))
+
+
+def strip_recall_fence(text: str) -> str:
+    """Remove injected recall so only what the user typed is interpreted."""
+    return _FENCE.sub("", text).strip()
+
+
+def parse_intent(text: str) -> Intent | None:
+    """The intent of the newest line that has one (a coalesced message may hold several lines)."""
+    lines = [line.strip() for line in strip_recall_fence(text).splitlines() if line.strip()]
+    for line in reversed(lines):
+        sentence = line.rstrip(" .!?")
+        for kind, pattern in _PATTERNS:
+            found = pattern.match(sentence)
+            if found:
+                subject = found.group(1).strip() if pattern.groups else ""
+                return Intent(kind, subject)
+    return None
