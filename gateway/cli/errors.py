@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from agent_core.llm import LLMConfigError
 from agent_core.memory import MemoryStoreError
 from agent_core.state import StateError
 from gateway.config import ConfigError
 
-USER_FACING_ERRORS: tuple[type[Exception], ...] = (ConfigError, StateError, MemoryStoreError)
+USER_FACING_ERRORS: tuple[type[Exception], ...] = (ConfigError, StateError, MemoryStoreError, LLMConfigError)

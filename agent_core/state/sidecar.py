@@ -1,0 +1,155 @@
+"""The search sidecar ``search.db``: contentless FTS5 indexes of message text plus the indexed-up-to mark.
+
+Invariants: the sidecar is derived data — message text lives only in state.db's ``messages`` and FTS
+rowid = ``messages.id``; index rows and the ``progress`` mark (last message id indexed, and the identity
+of the state.db it describes) change in the same transaction, so a crash never leaves them disagreeing;
+a sidecar that is missing, corrupt, built for another state.db or ahead of it is rebuilt, never trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .connection import connect
+from .settings import TrigramScope
+
+SIDECAR_DDL = (
+    """CREATE TABLE IF NOT EXISTS progress (
+        id INTEGER PRIMARY KEY CHECK (id = 1), db_uuid TEXT NOT NULL, last_id INTEGER NOT NULL,
+        trigram_scope TEXT NOT NULL DEFAULT 'all')""",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS fts_porter USING fts5(
+        body, content='', tokenize='porter unicode61 remove_diacritics 2')""",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS fts_trigram USING fts5(
+        body, content='', tokenize='trigram', detail='full')""",
+)
+FTS_TABLES = ("fts_porter", "fts_trigram")
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How far the sidecar has indexed, and for which state.db."""
+
+    db_uuid: str
+    last_id: int
+    trigram_scope: TrigramScope = "all"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingRow:
+    """One message row as the indexer reads it from state.db."""
+
+    id: int
+    role: str
+    content: str | None
+    tool_name: str | None
+
+
+def searchable_text(row: PendingRow) -> str | None:
+    """The text a message is found by: its content, plus the tool's name on tool messages."""
+    parts = [row.content] if row.content else []
+    if row.tool_name and row.role == "tool":
+        parts.append(row.tool_name)
+    return "\n".join(parts) if parts else None
+
+
+def trigram_text(text: str, scope: TrigramScope) -> str | None:
+    """What the trigram index gets: all the text, or only its non-ASCII runs (CJK and the like).
+
+    A trailing space gives the last word of a run a trigram of its own, so a 1-2 character prefix
+    expanded through the vocabulary also finds a word that ends the text.
+    """
+    if scope == "all":
+        return text + " "
+    runs = _NON_ASCII_RUN.findall(text)
+    return "\n".join(runs) + " " if runs else None
+
+
+def open_sidecar(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
+    """Open (creating if needed) the sidecar in WAL mode with its tables present."""
+    conn = connect(path, busy_timeout_ms=busy_timeout_ms)
+    try:
+        if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+            with contextlib.suppress(sqlite3.OperationalError):
+                conn.execute("PRAGMA journal_mode=WAL")
+        if conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'progress'").fetchone()[0] == 0:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in SIDECAR_DDL:
+                    conn.execute(statement)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def claim_if_new(conn: sqlite3.Connection, db_uuid: str, scope: TrigramScope) -> None:
+    """Mark a sidecar that has no progress yet as the (empty, hence truthful) index of ``db_uuid``."""
+    conn.execute(
+        "INSERT OR IGNORE INTO progress(id, db_uuid, last_id, trigram_scope) VALUES (1, ?, 0, ?)",
+        (db_uuid, scope),
+    )
+
+
+def remove_sidecar(path: Path) -> None:
+    """Delete the sidecar and its WAL files so it can be rebuilt from scratch."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            path.with_name(path.name + suffix).unlink()
+
+
+def read_progress(conn: sqlite3.Connection, schema: str = "main") -> Progress:
+    row = conn.execute(
+        f"SELECT db_uuid, last_id, trigram_scope FROM {schema}.progress WHERE id = 1"
+    ).fetchone()
+    if row is None:
+        return Progress("", 0)
+    return Progress(str(row[0]), int(row[1]), "non_ascii" if row[2] == "non_ascii" else "all")
+
+
+def reset(conn: sqlite3.Connection, db_uuid: str, scope: TrigramScope) -> None:
+    """Empty both indexes and restart the mark at 0 for ``db_uuid``, in one transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for table in FTS_TABLES:
+            conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
+        _set_progress(conn, db_uuid, 0)
+        conn.execute("UPDATE progress SET trigram_scope = ? WHERE id = 1", (scope,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def index_rows(
+    conn: sqlite3.Connection, rows: Sequence[PendingRow], db_uuid: str, scope: TrigramScope
+) -> None:
+    """Add ``rows`` (ascending ids, all newer than the mark) to both indexes and advance the mark."""
+    docs = [(row.id, text) for row in rows if (text := searchable_text(row)) is not None]
+    trigram_docs = [(rowid, part) for rowid, text in docs if (part := trigram_text(text, scope)) is not None]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("INSERT INTO fts_porter(rowid, body) VALUES (?, ?)", docs)
+        conn.executemany("INSERT INTO fts_trigram(rowid, body) VALUES (?, ?)", trigram_docs)
+        _set_progress(conn, db_uuid, rows[-1].id)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _set_progress(conn: sqlite3.Connection, db_uuid: str, last_id: int) -> None:
+    conn.execute(
+        "INSERT INTO progress(id, db_uuid, last_id) VALUES (1, ?, ?) "
+        "ON CONFLICT(id) DO UPDATE SET db_uuid = excluded.db_uuid, last_id = excluded.last_id",
+        (db_uuid, last_id),
+    )

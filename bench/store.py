@@ -1,0 +1,215 @@
+"""``mnemogate bench store``: N OS processes append M messages each to one state.db through StateStore.
+
+Invariants: latency is measured in each writer around one awaited append; afterwards every message is
+checked present exactly once and findable by full-text search; ``index_lag_ms_max`` is the longest time
+from an append's acknowledgement until the search index covered it (sampled by the parent every 10 ms);
+``db_bytes`` counts every database file (state.db, search.db, WAL, SHM) once all stores have closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import json
+import multiprocessing
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from multiprocessing.process import BaseProcess
+from multiprocessing.synchronize import Barrier
+from pathlib import Path
+
+from agent_core.state import NewMessage, Principal, StateError, StateSettings, StateStore
+
+from .store_corpus import ChatCorpus, marker
+
+_PRELOAD_CHUNK = 2_000
+_SAMPLE_S = 0.01
+_INDEX_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class WriterReport:
+    """What one writer process measured; written as JSON for the parent."""
+
+    writer: int
+    conversation_id: str
+    latencies: list[float]
+    acks: list[tuple[int, float]]
+    errors: list[str]
+    started: float
+    finished: float
+    retries: int
+    text_bytes: int
+
+    @classmethod
+    def load(cls, path: Path) -> WriterReport:
+        raw = json.loads(path.read_text())
+        raw["acks"] = [(int(i), float(t)) for i, t in raw["acks"]]
+        return cls(**raw)
+
+
+def run(
+    home: Path, processes: int, messages: int, preload: int, *, settings: StateSettings | None = None
+) -> dict[str, float | int]:
+    """Run the benchmark in a fresh directory under ``home`` (removed afterwards); return the figures."""
+    home.mkdir(parents=True, exist_ok=True)
+    workdir = Path(tempfile.mkdtemp(prefix="bench-store-", dir=home))
+    try:
+        return _run_in(workdir, processes, messages, preload, settings or StateSettings())
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run_in(
+    workdir: Path, processes: int, messages: int, preload: int, settings: StateSettings
+) -> dict[str, float | int]:
+    preload_bytes = asyncio.run(_preload(workdir, preload, settings))
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(processes + 1)
+    paths = [workdir / f"writer-{i}.json" for i in range(processes)]
+    workers: list[BaseProcess] = [
+        context.Process(target=_writer_main, args=(workdir, i, messages, barrier, str(paths[i]), settings))
+        for i in range(processes)
+    ]
+    for worker in workers:
+        worker.start()
+    samples = asyncio.run(_monitor(workdir, barrier, workers, settings))
+    for worker in workers:
+        worker.join()
+    reports = [WriterReport.load(path) for path in paths if path.exists()]
+    figures = _figures(reports, samples, missing=(processes - len(reports)) * messages)
+    figures.update(asyncio.run(_verify(workdir, reports, settings)))
+    figures["db_bytes"] = sum(p.stat().st_size for p in workdir.iterdir() if ".db" in p.name)
+    figures["text_bytes"] = preload_bytes + sum(r.text_bytes for r in reports)
+    return figures
+
+
+async def _preload(workdir: Path, count: int, settings: StateSettings) -> int:
+    """Bulk-load ``count`` messages (2,000 per transaction) and wait until they are all indexed."""
+    if count <= 0:
+        return 0
+    corpus = ChatCorpus(seed=10_000)
+    text_bytes = 0
+    async with StateStore(workdir, settings) as store:
+        conversation = await store.ensure_conversation("bench:preload", Principal(person_id="preload"))
+        for start in range(0, count, _PRELOAD_CHUNK):
+            batch = [
+                NewMessage("user" if i % 2 else "assistant", corpus.message(marker(99_999, i)))
+                for i in range(start, min(count, start + _PRELOAD_CHUNK))
+            ]
+            text_bytes += sum(len((m.content or "").encode()) for m in batch)
+            await store.append_messages(conversation.tip_session_id, batch)
+        if not await store.wait_indexed(_INDEX_TIMEOUT_S):
+            raise RuntimeError("the preloaded messages were not indexed in time")
+    return text_bytes
+
+
+async def _monitor(
+    workdir: Path, barrier: Barrier, workers: Sequence[BaseProcess], settings: StateSettings
+) -> list[tuple[float, int]]:
+    """Release the writers together, then sample (monotonic time, indexed-through id) until indexed."""
+    quiet = settings.model_copy(update={"index_enabled": False})
+    async with StateStore(workdir, quiet) as store:
+        await asyncio.to_thread(barrier.wait)
+        samples: list[tuple[float, int]] = []
+        for _ in range(int(_INDEX_TIMEOUT_S / _SAMPLE_S)):
+            samples.append((time.monotonic(), await store.index_position()))
+            if not any(w.is_alive() for w in workers) and await store.index_lag() == 0:
+                break
+            await asyncio.sleep(_SAMPLE_S)
+        return samples
+
+
+def _writer_main(
+    workdir: Path, writer: int, count: int, barrier: Barrier, result_path: str, settings: StateSettings
+) -> None:
+    report = asyncio.run(_write(workdir, writer, count, barrier, settings))
+    Path(result_path).write_text(json.dumps(asdict(report)))
+
+
+async def _write(
+    workdir: Path, writer: int, count: int, barrier: Barrier, settings: StateSettings
+) -> WriterReport:
+    corpus = ChatCorpus(seed=writer)
+    texts = [corpus.message(marker(writer, seq)) for seq in range(count)]
+    latencies: list[float] = []
+    acks: list[tuple[int, float]] = []
+    errors: list[str] = []
+    async with StateStore(workdir, settings) as store:
+        conversation = await store.ensure_conversation(f"bench:{writer}", Principal(person_id=f"w{writer}"))
+        segment = conversation.tip_session_id
+        await asyncio.to_thread(barrier.wait)
+        started = time.monotonic()
+        for seq, text in enumerate(texts):
+            message = NewMessage("user" if seq % 2 == 0 else "assistant", text)
+            before = time.perf_counter()
+            try:
+                message_id = await store.append_message(segment, message)
+            except StateError as exc:
+                errors.append(str(exc))
+                continue
+            latencies.append(time.perf_counter() - before)
+            acks.append((message_id, time.monotonic()))
+        finished = time.monotonic()
+        retries = store.write_retries
+        # Stay until search covers everything: the last writer standing may be the one indexing.
+        await store.wait_indexed(_INDEX_TIMEOUT_S)
+    return WriterReport(
+        writer, conversation.id, latencies, acks, errors, started, finished, retries,
+        sum(len(t.encode()) for t in texts),
+    )  # fmt: skip
+
+
+def _figures(
+    reports: Sequence[WriterReport], samples: list[tuple[float, int]], *, missing: int
+) -> dict[str, float | int]:
+    latencies = sorted(x for r in reports for x in r.latencies)
+    elapsed = max(r.finished for r in reports) - min(r.started for r in reports)
+    return {
+        "throughput_msgs_per_s": round(len(latencies) / max(elapsed, 1e-9), 1),
+        "p50_ms": round(_percentile(latencies, 0.50) * 1000, 3),
+        "p99_ms": round(_percentile(latencies, 0.99) * 1000, 3),
+        "max_ms": round((latencies[-1] if latencies else 0.0) * 1000, 3),
+        "errors": sum(len(r.errors) for r in reports) + missing,
+        "write_retries": sum(r.retries for r in reports),
+        "index_lag_ms_max": round(_index_lag_max(reports, samples) * 1000, 1),
+    }
+
+
+def _percentile(sorted_values: list[float], fraction: float) -> float:
+    if not sorted_values:
+        return 0.0
+    return sorted_values[min(len(sorted_values) - 1, int(fraction * len(sorted_values)))]
+
+
+def _index_lag_max(reports: Sequence[WriterReport], samples: list[tuple[float, int]]) -> float:
+    positions = [position for _, position in samples]
+    worst = 0.0
+    for report in reports:
+        for message_id, acked_at in report.acks:
+            first = bisect.bisect_left(positions, message_id)
+            if first == len(samples):
+                return float("inf")
+            worst = max(worst, samples[first][0] - acked_at)
+    return worst
+
+
+async def _verify(workdir: Path, reports: Sequence[WriterReport], settings: StateSettings) -> dict[str, int]:
+    """Every acknowledged message present exactly once and found by a search for its marker."""
+    lost = duplicated = unsearchable = 0
+    async with StateStore(workdir, settings) as store:
+        if not await store.wait_indexed(_INDEX_TIMEOUT_S):
+            raise RuntimeError("the search index did not catch up")
+        for report in reports:
+            stored = await store.conversation_messages(report.conversation_id)
+            prefix = marker(report.writer, 0)[:-1]
+            tokens = [next(w for w in (m.content or "").split() if w.startswith(prefix)) for m in stored]
+            duplicated += len(tokens) - len(set(tokens))
+            lost += len({i for i, _ in report.acks} - {m.id for m in stored})
+            for message, token in zip(stored, tokens, strict=True):
+                hits = await store.fts_match(f'"{token}"', None, limit=3)
+                unsearchable += message.id not in {hit.message_id for hit in hits}
+    return {"lost": lost, "duplicated": duplicated, "unsearchable": unsearchable}

@@ -1,0 +1,156 @@
+"""Many OS processes on one state.db: appends land exactly once and in order; concurrent opens migrate once;
+concurrent compressions of one segment never fork the chain."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import re
+from pathlib import Path
+
+import pytest
+
+from agent_core.state import NewSegment, Principal, StateSettings, StateStore
+from agent_core.state.connection import connect
+from agent_core.state.engine import StorePaths
+from agent_core.state.schema import LATEST_VERSION, migrate, read_version
+from agent_core.state.writer import WriteGate
+
+from . import state_writer
+
+SPAWN = multiprocessing.get_context("spawn")
+_LINE = re.compile(r"writer (\d+) message (\d+) ")
+
+
+def _run_all(processes: list[multiprocessing.process.BaseProcess], timeout: float = 60.0) -> None:
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout)
+    assert [p.exitcode for p in processes] == [0] * len(processes)
+
+
+def _writer_sequences(contents: list[str]) -> dict[int, list[int]]:
+    by_writer: dict[int, list[int]] = {}
+    for content in contents:
+        match = _LINE.match(content)
+        assert match is not None, content
+        by_writer.setdefault(int(match.group(1)), []).append(int(match.group(2)))
+    return by_writer
+
+
+async def _contents_by_key(home: Path, keys: set[str]) -> tuple[set[str], list[str]]:
+    async with StateStore(home) as store:
+        contents: list[str] = []
+        conversations = set()
+        for key in keys:
+            conversation = await store.live_conversation(key)
+            assert conversation is not None
+            conversations.add(conversation.id)
+            contents += [m.content or "" for m in await store.conversation_messages(conversation.id)]
+    return conversations, contents
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["own-conversations", "one-shared-conversation"])
+def test_eight_processes_append_every_message_exactly_once_in_writer_order(
+    tmp_path: Path, shared: bool
+) -> None:
+    writers, count = 8, 60
+    barrier = SPAWN.Barrier(writers)
+    keys = [("shared" if shared else f"own:{w}") for w in range(writers)]
+    _run_all(
+        [
+            SPAWN.Process(
+                target=state_writer.append_in_process, args=(str(tmp_path), w, count, keys[w], barrier)
+            )
+            for w in range(writers)
+        ]
+    )
+    conversations, contents = asyncio.run(_contents_by_key(tmp_path, set(keys)))
+    assert len(conversations) == (1 if shared else writers)
+    sequences = _writer_sequences(contents)
+    assert sorted(sequences) == list(range(writers))
+    # Read back in id order, each writer's messages appear once each and in the order it awaited them.
+    assert all(seqs == list(range(count)) for seqs in sequences.values())
+
+
+def test_processes_opening_a_fresh_database_at_once_migrate_it_once(tmp_path: Path) -> None:
+    processes = 6
+    barrier = SPAWN.Barrier(processes)
+    _run_all(
+        [
+            SPAWN.Process(target=state_writer.open_in_process, args=(str(tmp_path), barrier))
+            for _ in range(processes)
+        ]
+    )
+    _assert_migrated_once(tmp_path)
+
+
+def test_processes_opening_an_old_database_at_once_upgrade_it_once(tmp_path: Path) -> None:
+    paths = StorePaths.for_home(tmp_path, StateSettings())
+    conn = connect(paths.db, busy_timeout_ms=100)
+    conn.execute("PRAGMA journal_mode=WAL")
+    gate = WriteGate(conn, paths.db, paths.write_lock, StateSettings())
+    assert migrate(gate, paths.db, target=1) == 1
+    gate.close()
+    conn.close()
+    processes = 6
+    barrier = SPAWN.Barrier(processes)
+    _run_all(
+        [
+            SPAWN.Process(target=state_writer.open_in_process, args=(str(tmp_path), barrier))
+            for _ in range(processes)
+        ]
+    )
+    _assert_migrated_once(tmp_path)
+
+
+def _assert_migrated_once(home: Path) -> None:
+    conn = connect(home / "state.db", busy_timeout_ms=100)
+    try:
+        assert read_version(conn) == LATEST_VERSION
+        assert conn.execute("SELECT count(*) FROM schema_version").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM meta WHERE key = 'db_uuid'").fetchone()[0] == 1
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert {"conversations", "sessions", "messages", "outbox", "turn_jobs", "leases"} <= tables
+    finally:
+        conn.close()
+
+
+async def _new_conversation(home: Path) -> str:
+    async with StateStore(home) as store:
+        conversation = await store.ensure_conversation("race", Principal(person_id="p"), NewSegment("root"))
+        return conversation.tip_session_id
+
+
+async def _chain_of(home: Path, segment_id: str) -> tuple[list[str], str, str]:
+    async with StateStore(home) as store:
+        lineage = await store.lineage(segment_id)
+        tip = await store.resolve_tip(segment_id)
+        conversation = await store.get_conversation(lineage[0].conversation_id)
+        assert conversation is not None
+        return [s.id for s in lineage], tip.id, conversation.tip_session_id
+
+
+def test_two_processes_compressing_one_segment_leave_one_tip_and_one_child(tmp_path: Path) -> None:
+    for round_no in range(3):
+        home = tmp_path / f"round{round_no}"
+        home.mkdir()
+        parent = asyncio.run(_new_conversation(home))
+        barrier = SPAWN.Barrier(2)
+        outs = [home / f"out{i}" for i in range(2)]
+        _run_all(
+            [
+                SPAWN.Process(
+                    target=state_writer.compress_in_process,
+                    args=(str(home), parent, str(i), barrier, str(outs[i])),
+                )
+                for i in range(2)
+            ]
+        )
+        outcomes = sorted(out.read_text().split() for out in outs)
+        assert [o[0] for o in outcomes] == ["already", "compressed"]
+        child = outcomes[1][1]
+        assert outcomes[0][1] == child  # the loser is told the current tip
+        assert asyncio.run(_chain_of(home, parent)) == ([parent, child], child, child)
