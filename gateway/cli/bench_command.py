@@ -35,6 +35,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     memory.add_argument("--ops", type=_positive, default=50, help="adds per process")
     memory.set_defaults(handler=run_memory)
 
+    cache = kinds.add_parser(
+        "cache", parents=[common, output], help="prompt-cache hit ratio over a conversation"
+    )
+    cache.add_argument("--turns", type=_positive, default=40)
+    cache.set_defaults(handler=run_cache)
+
 
 def run_store(context: CommandContext) -> int:
     from bench import store
@@ -48,6 +54,13 @@ def run_memory(context: CommandContext) -> int:
 
     args = context.args
     return _emit(args.dir, lambda home: memory.run(home, args.processes, args.ops))
+
+
+def run_cache(context: CommandContext) -> int:
+    from bench import cache
+
+    args = context.args
+    return _emit(args.dir, lambda home: cache.run(home, args.turns))
 
 
 def _emit(work_dir: str | None, bench: Callable[[Path], dict[str, Any]]) -> int:

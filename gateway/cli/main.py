@@ -10,11 +10,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from gateway.cli import bench_command, config_command, memory_command, serve_command
+from gateway.cli import bench_command, chat_command, config_command, memory_command, serve_command
 from gateway.cli.context import CommandContext
 from gateway.cli.errors import USER_FACING_ERRORS
 
-COMMAND_MODULES = (config_command, serve_command, memory_command, bench_command)
+COMMAND_MODULES = (config_command, serve_command, chat_command, memory_command, bench_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,8 +13,10 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from agent_core.agent.settings import AgentSettings
 from agent_core.llm.settings import ModelSettings
 from agent_core.memory.settings import MemorySettings
+from agent_core.prompt.settings import PromptSettings
 from agent_core.state.settings import StateSettings
 
 # Used when a provider key is present but config.yaml names no model.
@@ -56,6 +58,8 @@ class Settings(BaseSettings):
     state: StateSettings = Field(default_factory=StateSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     model: ModelSettings = Field(default_factory=ModelSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    prompt: PromptSettings = Field(default_factory=PromptSettings)
 
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")

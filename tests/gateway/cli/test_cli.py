@@ -12,10 +12,18 @@ import pytest
 
 
 def mnemogate(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return mnemogate_stdin("", *args, env=env)
+
+
+def mnemogate_stdin(
+    stdin: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the real command in a fresh process with ``stdin`` piped in."""
     full_env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "gateway.cli", *args],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,0 +1,34 @@
+"""The agent's turn loop: frozen per-segment prompts, the request view, model and tool steps.
+
+Public surface: ``TurnRunner`` and what it needs (``SegmentPrompts``, ``Toolbox``, ``AgentSettings``,
+``TurnScope``, the ``RecallSource`` seam) and the events a turn yields.
+"""
+
+from agent_core.agent.events import ReplyDelta, ToolFinished, ToolStarted, TurnEvent, TurnFailed, TurnFinished
+from agent_core.agent.fence import fence_recall, sanitize_recall, with_recall
+from agent_core.agent.prompts import SegmentPrompts
+from agent_core.agent.recall import RecallSource, screened_recall
+from agent_core.agent.scope import TurnScope
+from agent_core.agent.settings import AgentSettings
+from agent_core.agent.toolbox import Toolbox, TurnTools
+from agent_core.agent.turn import TurnRunner
+
+__all__ = [
+    "AgentSettings",
+    "RecallSource",
+    "ReplyDelta",
+    "SegmentPrompts",
+    "ToolFinished",
+    "ToolStarted",
+    "Toolbox",
+    "TurnEvent",
+    "TurnFailed",
+    "TurnFinished",
+    "TurnRunner",
+    "TurnScope",
+    "TurnTools",
+    "fence_recall",
+    "sanitize_recall",
+    "screened_recall",
+    "with_recall",
+]

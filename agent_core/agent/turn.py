@@ -1,0 +1,156 @@
+"""The turn loop: answer a conversation's pending user messages with the model and the tools.
+
+Invariants (DESIGN §12): the segment's frozen system prompt is sent byte for byte on every call;
+persisted rows hold only what was said and done (recall lives in the request view and ``api_content``);
+each step's rows are written in one transaction as it happens, an assistant tool-call row together with
+all of its results, so no tool_call is ever stored without its result; a model failure becomes a
+persisted, clear error reply — never silence.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, replace
+
+from agent_core.agent.events import ReplyDelta, ToolFinished, ToolStarted, TurnEvent, TurnFailed, TurnFinished
+from agent_core.agent.fence import with_recall
+from agent_core.agent.prompts import SegmentPrompts
+from agent_core.agent.recall import RecallSource, screened_recall
+from agent_core.agent.scope import TurnScope
+from agent_core.agent.settings import AgentSettings
+from agent_core.agent.toolbox import Toolbox
+from agent_core.agent.transcript import assistant_row, pending_user_messages, request_view, tool_row
+from agent_core.llm import (
+    ChatMessage,
+    LLMClient,
+    LLMError,
+    LLMRequest,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    UsageEvent,
+)
+from agent_core.state import MessageRecord, NewMessage, SegmentRecord, StateStore, TokenUsage
+
+_LOG = logging.getLogger("mnemogate.agent")
+_EMPTY_REPLY = "(The model returned an empty reply.)"
+
+
+@dataclass
+class _Step:
+    text: str = ""
+    reasoning: str = ""
+    calls: tuple[ToolCall, ...] = ()
+
+
+class TurnRunner:
+    """Runs turns for any conversation; holds no per-conversation state between turns."""
+
+    def __init__(
+        self,
+        *,
+        state: StateStore,
+        client: LLMClient,
+        prompts: SegmentPrompts,
+        toolbox: Toolbox,
+        settings: AgentSettings,
+        recall: RecallSource | None = None,
+    ) -> None:
+        self._state = state
+        self._client = client
+        self._prompts = prompts
+        self._toolbox = toolbox
+        self._settings = settings
+        self._recall = recall
+
+    async def run(self, scope: TurnScope) -> AsyncIterator[TurnEvent]:
+        """Answer the conversation's pending user messages; yields progress, then one final event."""
+        segment = await self._state.resolve_tip(scope.conversation_id)
+        system = await self._prompts.for_segment(segment, scope)
+        records = await self._state.segment_messages(segment.id)
+        pending = pending_user_messages(records)
+        if pending:
+            records = await self._attach_recall(scope, records, pending[-1])
+        history = list(request_view(records))
+        toolbox = self._toolbox.for_turn(scope)
+        for iteration in range(self._settings.max_iterations):
+            last_call = iteration == self._settings.max_iterations - 1
+            request = LLMRequest(
+                system=system, messages=tuple(history), tools=() if last_call else toolbox.specs()
+            )
+            step = _Step()
+            try:
+                async for event in self._call_model(request, segment, step):
+                    yield event
+            except LLMError as exc:
+                yield await self._fail(segment, exc)
+                return
+            if not step.calls or last_call:
+                text = step.text or _EMPTY_REPLY
+                (message_id,) = await self._persist(
+                    segment, [assistant_row(text, (), step.reasoning, self._client.name)]
+                )
+                yield TurnFinished(text=text, message_id=message_id, segment_id=segment.id)
+                return
+            results: list[tuple[ToolCall, str]] = []
+            for call in step.calls:
+                yield ToolStarted(name=call.name, call_id=call.id)
+                outcome = await toolbox.call(call)
+                results.append((call, outcome.content))
+                yield ToolFinished(name=call.name, call_id=call.id, is_error=outcome.is_error)
+            rows = [assistant_row(step.text, step.calls, step.reasoning, self._client.name)]
+            rows += [tool_row(call, content) for call, content in results]
+            await self._persist(segment, rows)
+            history.append(ChatMessage(role="assistant", content=step.text, tool_calls=step.calls))
+            history += [
+                ChatMessage(role="tool", content=content, tool_call_id=call.id, name=call.name)
+                for call, content in results
+            ]
+
+    async def _call_model(
+        self, request: LLMRequest, segment: SegmentRecord, step: _Step
+    ) -> AsyncIterator[TurnEvent]:
+        calls: list[ToolCall] = []
+        async for event in self._client.stream(request):
+            if isinstance(event, TextDelta):
+                step.text += event.text
+                yield ReplyDelta(event.text)
+            elif isinstance(event, ReasoningDelta):
+                step.reasoning += event.text
+            elif isinstance(event, ToolCallEvent):
+                calls.append(event.call)
+            elif isinstance(event, UsageEvent):
+                await self._state.add_usage(
+                    segment.id,
+                    TokenUsage(
+                        input_tokens=event.input_tokens,
+                        output_tokens=event.output_tokens,
+                        cache_read_tokens=event.cache_read_tokens,
+                        cache_write_tokens=event.cache_write_tokens,
+                    ),
+                )
+        step.calls = tuple(calls)
+
+    async def _attach_recall(
+        self, scope: TurnScope, records: list[MessageRecord], current: MessageRecord
+    ) -> list[MessageRecord]:
+        """Fence provider recall onto the current user message's request bytes (stored as api_content)."""
+        if self._recall is None or current.api_content is not None:
+            return records
+        recall = screened_recall(await self._recall.recall(scope, current.content or ""))
+        if not recall:
+            return records
+        composed = with_recall(current.content or "", recall)
+        await self._state.set_api_content(current.id, composed)
+        return [replace(r, api_content=composed) if r.id == current.id else r for r in records]
+
+    async def _fail(self, segment: SegmentRecord, exc: LLMError) -> TurnFailed:
+        _LOG.warning("model call failed: %s", exc)
+        text = f"Sorry — I couldn't get an answer from the model ({exc}). Please try again in a moment."
+        (message_id,) = await self._persist(segment, [assistant_row(text, (), "", "mnemogate")])
+        return TurnFailed(text=text, message_id=message_id, segment_id=segment.id, reason=type(exc).__name__)
+
+    async def _persist(self, segment: SegmentRecord, rows: Sequence[NewMessage]) -> list[int]:
+        return await self._state.append_messages(segment.id, rows)

@@ -1,0 +1,83 @@
+"""A real agent on a temporary home: state.db, memory files, skills, tools — only the model is scripted."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from agent_core.agent import (
+    AgentSettings,
+    RecallSource,
+    SegmentPrompts,
+    Toolbox,
+    TurnEvent,
+    TurnRunner,
+    TurnScope,
+)
+from agent_core.llm import LLMClient
+from agent_core.memory import MemorySettings, MemoryStores
+from agent_core.prompt import PromptSettings
+from agent_core.skills import SkillStore
+from agent_core.state import MessageRecord, NewMessage, Principal, StateStore
+from agent_core.tools import builtin_registry
+
+TODAY = date(2026, 11, 30)
+
+
+@dataclass
+class Harness:
+    home: Path
+    state: StateStore
+    memory: MemoryStores
+    runner: TurnRunner
+    prompts: SegmentPrompts
+
+    async def conversation(self, key: str = "test:dm:ada", person: str = "ada") -> str:
+        record = await self.state.ensure_conversation(key, Principal(person_id=person, platform="test"))
+        return record.id
+
+    async def say(self, conversation_id: str, text: str, person: str = "ada") -> list[TurnEvent]:
+        """The person sends ``text``; returns every event of the turn that answers it."""
+        tip = await self.state.resolve_tip(conversation_id)
+        await self.state.append_message(tip.id, NewMessage(role="user", content=text, author=person))
+        scope = TurnScope(conversation_id=conversation_id, person_id=person, platform="test")
+        return [event async for event in self.runner.run(scope)]
+
+    async def messages(self, conversation_id: str) -> list[MessageRecord]:
+        return await self.state.conversation_messages(conversation_id)
+
+
+@contextlib.asynccontextmanager
+async def agent_harness(
+    home: Path,
+    client: LLMClient,
+    *,
+    recall: RecallSource | None = None,
+    settings: AgentSettings | None = None,
+) -> AsyncIterator[Harness]:
+    async with StateStore(home) as state:
+        memory = MemoryStores(home, MemorySettings(), audit=state)
+        skills = SkillStore(home)
+        toolbox = Toolbox(builtin_registry(memory=memory, skills=skills))
+        prompts = SegmentPrompts(
+            home=home,
+            settings=PromptSettings(),
+            state=state,
+            memory=memory,
+            skills=skills,
+            model="scripted",
+            tool_names=toolbox.names(),
+            today=lambda: TODAY,
+        )
+        runner = TurnRunner(
+            state=state,
+            client=client,
+            prompts=prompts,
+            toolbox=toolbox,
+            settings=settings or AgentSettings(),
+            recall=recall,
+        )
+        yield Harness(home, state, memory, runner, prompts)
