@@ -17,7 +17,7 @@ $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,telegram,slack,discord,providers]'
 	@touch $@ $(VENV)/.installed-run
 
 run: $(VENV)/.installed-run

@@ -1,6 +1,10 @@
 """The composition root: builds every component from settings and enters them on one AsyncExitStack.
 
-Shutdown is the reverse of start-up by construction. ``serve`` runs until SIGTERM/SIGINT.
+Shutdown is the reverse of start-up by construction. ``serve`` runs HTTP, the enabled adapters, the
+delivery loop and an in-process worker pool until SIGTERM/SIGINT; ``run_worker`` runs a worker pool only,
+against the same home. On a stop signal: HTTP stops taking messages, the worker pool drains (in-flight
+turns get ``queue.drain_grace_s``, then go back to the queue), delivery gets ``delivery.shutdown_grace_s``
+to send what is in flight, and the adapters disconnect last.
 """
 
 from __future__ import annotations
@@ -9,18 +13,31 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 
-from agent_core.agent import SegmentPrompts, Toolbox, TurnRunner
+from agent_core.agent import SegmentPrompts, Toolbox, TurnRunner, TurnScope
+from agent_core.compression import Compressor
 from agent_core.llm import ClosableLLMClient, build_client
 from agent_core.memory import MemoryStores
 from agent_core.prompt import ensure_soul
+from agent_core.providers import MemoryManager, MirroringAuditSink, build_manager
+from agent_core.search import SessionSearch, session_search_tool
 from agent_core.skills import SkillStore
 from agent_core.state import StateError, StateStore
 from agent_core.tools import builtin_registry
+from gateway.access import AccessControl, RateLimiter
 from gateway.config import Home, Settings
+from gateway.contracts import Adapter, load_adapter_factory
+from gateway.delivery import DeliveryLoop, Outbox
 from gateway.http import create_app, serve_http
+from gateway.http.admin_routes import AdminBackend
+from gateway.http.metrics import Metrics
+from gateway.http.readiness import Probe, Readiness, adapters_probe
+from gateway.inbound import BuiltinCommands, CommandCall, CommandServices, InboundPipeline
+from gateway.logging_setup import configure_logging
+from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
+from gateway.webchat import WebChatAdapter
 
 _LOG = logging.getLogger("mnemogate.runtime")
 
@@ -36,6 +53,9 @@ class Runtime:
     skills: SkillStore
     client: ClosableLLMClient
     agent: TurnRunner
+    providers: MemoryManager
+    search: SessionSearch
+    signals: Signals = field(default_factory=Signals)
 
     async def readiness(self) -> dict[str, str]:
         """Component name -> "ok" or a short reason; ``/readyz`` is 200 only when all are ok."""
@@ -46,19 +66,41 @@ class Runtime:
         return {"state_db": "ok"}
 
 
+@dataclass(frozen=True)
+class Gateway:
+    """The gateway pieces of one process, over a Runtime; they hold no resources of their own."""
+
+    queue: TurnQueue
+    outbox: Outbox
+    access: AccessControl
+    pipeline: InboundPipeline
+
+
 @contextlib.asynccontextmanager
-async def open_runtime(home: Home, settings: Settings) -> AsyncIterator[Runtime]:
-    """Open state.db, memory, skills, the model client and the turn loop for ``home``."""
+async def open_runtime(
+    home: Home, settings: Settings, *, client: ClosableLLMClient | None = None
+) -> AsyncIterator[Runtime]:
+    """Open state.db, memory, skills, the model client and the turn loop for ``home``.
+
+    ``client`` replaces the configured model (benchmarks use a zero-latency scripted one).
+    """
     home.ensure()
     await asyncio.to_thread(ensure_soul, home.root, settings.prompt.soul_file)
     async with contextlib.AsyncExitStack() as stack:
         state = await stack.enter_async_context(StateStore(home.root, settings.state))
-        memory = MemoryStores(home.root, settings.memory, audit=state)
-        skills = SkillStore(home.root)
-        client = await stack.enter_async_context(build_client(settings.model))
-        toolbox = Toolbox(
-            builtin_registry(memory=memory, skills=skills, output_budget=settings.agent.tool_output_chars)
+        model = await stack.enter_async_context(client or build_client(settings.model))
+        auxiliary = await _auxiliary_client(stack, settings, model)
+        providers = await stack.enter_async_context(
+            build_manager(settings.memory_provider, home=home.root, extractor=auxiliary)
         )
+        memory = MemoryStores(home.root, settings.memory, audit=MirroringAuditSink(state, providers))
+        skills = SkillStore(home.root)
+        search = SessionSearch(state, settings.search, summary_client=auxiliary)
+        registry = builtin_registry(
+            memory=memory, skills=skills, output_budget=settings.agent.tool_output_chars
+        )
+        registry.register(session_search_tool(search))
+        toolbox = Toolbox(registry)
         prompts = SegmentPrompts(
             home=home.root,
             settings=settings.prompt,
@@ -68,22 +110,185 @@ async def open_runtime(home: Home, settings: Settings) -> AsyncIterator[Runtime]
             model=settings.model.model,
             tool_names=toolbox.names(),
         )
-        agent = TurnRunner(
-            state=state, client=client, prompts=prompts, toolbox=toolbox, settings=settings.agent
+        compressor = Compressor(
+            state=state,
+            memory=memory,
+            client=model,
+            context_window=settings.model.context_window,
+            settings=settings.compression,
+            summariser=auxiliary,
+            hooks=providers,
         )
-        yield Runtime(home, settings, state, memory, skills, client, agent)
+        agent = TurnRunner(
+            state=state,
+            client=model,
+            prompts=prompts,
+            toolbox=toolbox,
+            settings=settings.agent,
+            recall=providers,
+            compressor=compressor,
+            observer=providers,
+        )
+        yield Runtime(home, settings, state, memory, skills, model, agent, providers, search)
+
+
+async def _auxiliary_client(
+    stack: contextlib.AsyncExitStack, settings: Settings, main: ClosableLLMClient
+) -> ClosableLLMClient:
+    """The model for summaries and fact extraction: ``model.auxiliary`` when configured, else the main one."""
+    if settings.model.auxiliary is None:
+        return main
+    return await stack.enter_async_context(build_client(settings.model.auxiliary))
+
+
+def build_gateway(runtime: Runtime, *, count_inbound: Callable[[str, str], None] | None = None) -> Gateway:
+    """The inbound pipeline with H10's access policy and rate limiter, the queue and the outbox."""
+    settings = runtime.settings
+    queue = TurnQueue(
+        runtime.state,
+        runtime.signals,
+        BusyPolicy.named(settings.queue.busy_policy),
+        settings.sessions.idle_after_s,
+    )
+    outbox = Outbox(runtime.state, runtime.signals)
+    access = AccessControl(settings.access, runtime.state)
+
+    async def link(call: CommandCall) -> str:
+        return await access.accounts.handle_link(call.message, call.argument)
+
+    async def compress(scope: TurnScope) -> str:
+        outcome = await runtime.agent.force_compress(scope)
+        if outcome.notice:
+            return outcome.notice
+        if outcome.status.value == "compressed":
+            return f"Compressed: {outcome.messages_before} messages became {outcome.messages_after}."
+        return f"Not compressed ({outcome.reason or outcome.status.value})."
+
+    services = CommandServices(
+        state=runtime.state,
+        queue=queue,
+        memory=runtime.memory,
+        model_name=settings.model.model,
+        link=link,
+        compress=compress,
+    )
+    pipeline = InboundPipeline(
+        queue=queue,
+        outbox=outbox,
+        access=access,
+        limiter=RateLimiter(settings.rate_limit),
+        commands=BuiltinCommands(services).table,
+        sessions=settings.sessions,
+        observer=count_inbound,
+    )
+    return Gateway(queue, outbox, access, pipeline)
+
+
+def worker_pool(runtime: Runtime) -> WorkerPool:
+    return WorkerPool(
+        state=runtime.state, agent=runtime.agent, signals=runtime.signals, settings=runtime.settings.queue
+    )
+
+
+def configured_adapters(settings: Settings) -> dict[str, Adapter]:
+    """The platform adapters enabled in ``adapters.<name>``; a missing SDK is a clear error here."""
+    return {
+        name: load_adapter_factory(name)(options)
+        for name, options in settings.adapters.items()
+        if options.enabled
+    }
 
 
 async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
-    """Run the HTTP server (and, as they land, adapters, delivery and workers) until a stop signal."""
+    """Run HTTP, adapters, delivery and an in-process worker pool until a stop signal."""
+    configure_logging(settings.log, secrets=settings.secret_values())
+    stop = _stop_on_signals()
+    async with open_runtime(home, settings) as runtime, contextlib.AsyncExitStack() as stack:
+        metrics = Metrics(runtime.state)
+        if settings.memory_provider.name != "none":
+            providers = runtime.providers
+            metrics.watch_provider(settings.memory_provider.name, lambda: not providers.health().degraded)
+        gateway = build_gateway(runtime, count_inbound=metrics.count_inbound)
+        web, api = WebChatAdapter("web"), WebChatAdapter("api")
+        adapters: dict[str, Adapter] = {"web": web, "api": api, **configured_adapters(settings)}
+        # Exit runs in reverse: HTTP stops taking messages, the pool drains, delivery sends what the
+        # drained turns queued, and only then do the adapters disconnect.
+        for adapter in adapters.values():
+            await stack.enter_async_context(adapter)
+            await adapter.start(gateway.pipeline.handle)
+        await stack.enter_async_context(
+            DeliveryLoop(
+                state=runtime.state, adapters=adapters, signals=runtime.signals, settings=settings.delivery
+            )
+        )
+        pool = await stack.enter_async_context(worker_pool(runtime))
+        readiness = Readiness(
+            {
+                "state_db": _state_probe(runtime.state),
+                "adapters": adapters_probe(list(adapters.values())),
+                "workers": _pool_probe(pool),
+                "memory_provider": _provider_probe(runtime.providers),
+            }
+        )
+        app = create_app(
+            readiness,
+            http=settings.http,
+            state=runtime.state,
+            webchat=web,
+            api_channel=api,
+            metrics=metrics,
+            admin=AdminBackend(
+                runtime.state, runtime.memory, pairing=gateway.access.pairing, search=runtime.search
+            ),
+        )
+        await stack.enter_async_context(serve_http(app, host, port))
+        _LOG.info("mnemogate listening on http://%s:%d (home %s)", host, port, home.root)
+        print(f"mnemogate listening on http://{host}:{port} (home {home.root})", flush=True)
+        await stop.wait()
+        _LOG.info("stopping: draining turns")
+
+
+async def run_worker(home: Home, settings: Settings) -> None:
+    """A worker process: claims and runs turns from the shared home until SIGTERM, then drains."""
+    configure_logging(settings.log, secrets=settings.secret_values())
+    stop = _stop_on_signals()
+    async with open_runtime(home, settings) as runtime, worker_pool(runtime) as pool:
+        _LOG.info("worker %s ready (home %s)", pool.holder, home.root)
+        print(f"mnemogate worker {pool.holder} ready (home {home.root})", flush=True)
+        await stop.wait()
+        _LOG.info("worker %s stopping: draining %d turn(s)", pool.holder, pool.in_flight)
+
+
+def _stop_on_signals() -> asyncio.Event:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    async with open_runtime(home, settings) as runtime:
-        app = create_app(readiness=runtime.readiness)
-        async with serve_http(app, host, port):
-            _LOG.info("mnemogate listening on http://%s:%d (home %s)", host, port, home.root)
-            print(f"mnemogate listening on http://{host}:{port} (home {home.root})", flush=True)
-            await stop.wait()
-            _LOG.info("stopping")
+    return stop
+
+
+def _state_probe(state: StateStore) -> Probe:
+    async def probe() -> str:
+        try:
+            await state.check_writable()
+        except StateError as exc:
+            return f"unavailable: {exc}"
+        return "ok"
+
+    return probe
+
+
+def _provider_probe(providers: MemoryManager) -> Probe:
+    async def probe() -> str:
+        # A failing provider degrades recall but never blocks turns, so it does not fail readiness.
+        health = providers.health()
+        return "ok" if health.state.value in ("ok", "disabled") else f"ok (memory {health.state.value})"
+
+    return probe
+
+
+def _pool_probe(pool: WorkerPool) -> Probe:
+    async def probe() -> str:
+        return "ok" if pool.alive else "worker pool stopped"
+
+    return probe

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-_LEAKY_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "MNEMOGATE_HOME")
+_LEAKY_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "HONCHO_API_KEY", "MEM0_API_KEY", "MNEMOGATE_HOME")
+
+# The mem0 SDK reports telemetry to the internet when imported unless told not to; tests touch 127.0.0.1 only.
+os.environ["MEM0_TELEMETRY"] = "false"
 
 
 @pytest.fixture(autouse=True)

@@ -22,6 +22,12 @@ class RecallSource(Protocol):
         ...
 
 
+class TurnObserver(Protocol):
+    def observe_turn(self, scope: TurnScope, user: str, assistant: str) -> None:
+        """A user turn was answered (``user``: the coalesced user text); must not block the turn."""
+        ...
+
+
 def screened_recall(text: str | None) -> str | None:
     """Recall that is safe to fence: nested fences removed, nothing that looks like an injection."""
     if not text:

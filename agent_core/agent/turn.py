@@ -4,7 +4,9 @@ Invariants (DESIGN §12): the segment's frozen system prompt is sent byte for by
 persisted rows hold only what was said and done (recall lives in the request view and ``api_content``);
 each step's rows are written in one transaction as it happens, an assistant tool-call row together with
 all of its results, so no tool_call is ever stored without its result; a model failure becomes a
-persisted, clear error reply — never silence.
+persisted, clear error reply — never silence. With a compressor, the prompt size is checked before every
+model call (provider-reported tokens of the previous call when known, else the one estimator); after a
+compression the turn continues on the new tip with that segment's own frozen system prompt.
 """
 
 from __future__ import annotations
@@ -16,11 +18,19 @@ from dataclasses import dataclass, replace
 from agent_core.agent.events import ReplyDelta, ToolFinished, ToolStarted, TurnEvent, TurnFailed, TurnFinished
 from agent_core.agent.fence import with_recall
 from agent_core.agent.prompts import SegmentPrompts
-from agent_core.agent.recall import RecallSource, screened_recall
+from agent_core.agent.recall import RecallSource, TurnObserver, screened_recall
 from agent_core.agent.scope import TurnScope
 from agent_core.agent.settings import AgentSettings
 from agent_core.agent.toolbox import Toolbox
 from agent_core.agent.transcript import assistant_row, pending_user_messages, request_view, tool_row
+from agent_core.compression import (
+    CompressionCaller,
+    CompressionJob,
+    CompressionOutcome,
+    CompressionStatus,
+    Compressor,
+    PromptGauge,
+)
 from agent_core.llm import (
     ChatMessage,
     LLMClient,
@@ -30,12 +40,17 @@ from agent_core.llm import (
     TextDelta,
     ToolCall,
     ToolCallEvent,
+    ToolSpec,
     UsageEvent,
 )
+from agent_core.providers.scrubber import RecallScrubber
 from agent_core.state import MessageRecord, NewMessage, SegmentRecord, StateStore, TokenUsage
 
 _LOG = logging.getLogger("mnemogate.agent")
 _EMPTY_REPLY = "(The model returned an empty reply.)"
+
+AgentEvent = TurnEvent | CompressionOutcome
+"""What ``TurnRunner.run`` yields: the turn's events, plus a ``CompressionOutcome`` when it compressed."""
 
 
 @dataclass
@@ -43,6 +58,7 @@ class _Step:
     text: str = ""
     reasoning: str = ""
     calls: tuple[ToolCall, ...] = ()
+    prompt_tokens: int = 0
 
 
 class TurnRunner:
@@ -57,6 +73,8 @@ class TurnRunner:
         toolbox: Toolbox,
         settings: AgentSettings,
         recall: RecallSource | None = None,
+        compressor: Compressor | None = None,
+        observer: TurnObserver | None = None,
     ) -> None:
         self._state = state
         self._client = client
@@ -64,22 +82,36 @@ class TurnRunner:
         self._toolbox = toolbox
         self._settings = settings
         self._recall = recall
+        self._compressor = compressor
+        self._observer = observer
 
-    async def run(self, scope: TurnScope) -> AsyncIterator[TurnEvent]:
+    async def run(self, scope: TurnScope) -> AsyncIterator[AgentEvent]:
         """Answer the conversation's pending user messages; yields progress, then one final event."""
-        segment = await self._state.resolve_tip(scope.conversation_id)
-        system = await self._prompts.for_segment(segment, scope)
-        records = await self._state.segment_messages(segment.id)
+        segment, system, records = await self._open(scope)
         pending = pending_user_messages(records)
         if pending:
             records = await self._attach_recall(scope, records, pending[-1])
         history = list(request_view(records))
         toolbox = self._toolbox.for_turn(scope)
+        gauge = PromptGauge()
+        compressions = 0
         for iteration in range(self._settings.max_iterations):
             last_call = iteration == self._settings.max_iterations - 1
-            request = LLMRequest(
-                system=system, messages=tuple(history), tools=() if last_call else toolbox.specs()
-            )
+            tools = () if last_call else toolbox.specs()
+            request = LLMRequest(system=system, messages=tuple(history), tools=tools)
+            compressor = self._due_compressor(gauge.tokens(request), compressions)
+            if compressor is not None:
+                compressions += 1
+                compression = await self._compress(
+                    compressor, scope, segment, system, toolbox.specs(), force=False
+                )
+                if compression.status is not CompressionStatus.SKIPPED:
+                    yield compression
+                if compression.switched:
+                    segment, system, records = await self._open(scope)
+                    history = list(request_view(records))
+                    gauge.reset()
+                    request = LLMRequest(system=system, messages=tuple(history), tools=tools)
             step = _Step()
             try:
                 async for event in self._call_model(request, segment, step):
@@ -87,11 +119,15 @@ class TurnRunner:
             except LLMError as exc:
                 yield await self._fail(segment, exc)
                 return
+            gauge.observe(step.prompt_tokens, request)
             if not step.calls or last_call:
                 text = step.text or _EMPTY_REPLY
                 (message_id,) = await self._persist(
                     segment, [assistant_row(text, (), step.reasoning, self._client.name)]
                 )
+                if self._observer is not None and pending:
+                    user_text = "\n".join(m.content or "" for m in pending)
+                    self._observer.observe_turn(scope, user_text, text)
                 yield TurnFinished(text=text, message_id=message_id, segment_id=segment.id)
                 return
             results: list[tuple[ToolCall, str]] = []
@@ -113,15 +149,19 @@ class TurnRunner:
         self, request: LLMRequest, segment: SegmentRecord, step: _Step
     ) -> AsyncIterator[TurnEvent]:
         calls: list[ToolCall] = []
+        scrubber = RecallScrubber()  # an echoed recall fence never reaches the user nor the stored reply
         async for event in self._client.stream(request):
             if isinstance(event, TextDelta):
-                step.text += event.text
-                yield ReplyDelta(event.text)
+                visible = scrubber.feed(event.text)
+                if visible:
+                    step.text += visible
+                    yield ReplyDelta(visible)
             elif isinstance(event, ReasoningDelta):
                 step.reasoning += event.text
             elif isinstance(event, ToolCallEvent):
                 calls.append(event.call)
             elif isinstance(event, UsageEvent):
+                step.prompt_tokens = event.prompt_tokens
                 await self._state.add_usage(
                     segment.id,
                     TokenUsage(
@@ -131,7 +171,70 @@ class TurnRunner:
                         cache_write_tokens=event.cache_write_tokens,
                     ),
                 )
+        tail = scrubber.flush()
+        if tail:
+            step.text += tail
+            yield ReplyDelta(tail)
         step.calls = tuple(calls)
+
+    async def force_compress(self, scope: TurnScope) -> CompressionOutcome:
+        """``/compress``: compress the conversation now, ignoring the threshold and cooldowns.
+
+        The minimum-size check still applies; the outcome says what happened and carries any notice.
+        """
+        segment, system, _ = await self._open(scope)
+        if self._compressor is None:
+            return CompressionOutcome(
+                status=CompressionStatus.SKIPPED,
+                conversation_id=scope.conversation_id,
+                segment_id=segment.id,
+                parent_segment_id=segment.id,
+                reason="compression is not configured",
+            )
+        tools = self._toolbox.for_turn(scope).specs()
+        return await self._compress(self._compressor, scope, segment, system, tools, force=True)
+
+    def _due_compressor(self, prompt_tokens: int, attempts: int) -> Compressor | None:
+        """The compressor, if a prompt of ``prompt_tokens`` must be compressed before it is sent."""
+        compressor = self._compressor
+        if compressor is None or attempts >= compressor.settings.max_attempts_per_turn:
+            return None
+        return compressor if compressor.due(prompt_tokens) else None
+
+    async def _compress(
+        self,
+        compressor: Compressor,
+        scope: TurnScope,
+        segment: SegmentRecord,
+        system: str,
+        tools: tuple[ToolSpec, ...],
+        *,
+        force: bool,
+    ) -> CompressionOutcome:
+        async def rebuild_prompt() -> str:
+            return (await self._prompts.build(scope)).text
+
+        caller = CompressionCaller(
+            conversation_id=scope.conversation_id,
+            person_id=scope.person_id,
+            is_admin=scope.is_admin,
+            actor=scope.actor,
+        )
+        job = CompressionJob(
+            caller=caller,
+            segment=segment,
+            system=system,
+            rebuild_prompt=rebuild_prompt,
+            tools=tools,
+            force=force,
+        )
+        return await compressor.compress(job)
+
+    async def _open(self, scope: TurnScope) -> tuple[SegmentRecord, str, list[MessageRecord]]:
+        """The conversation's tip, its frozen system prompt and its messages."""
+        segment = await self._state.resolve_tip(scope.conversation_id)
+        system = await self._prompts.for_segment(segment, scope)
+        return segment, system, await self._state.segment_messages(segment.id)
 
     async def _attach_recall(
         self, scope: TurnScope, records: list[MessageRecord], current: MessageRecord

@@ -93,9 +93,70 @@ _GATEWAY = (
     "CREATE INDEX outbox_pending ON outbox(state, id)",
 )
 
+_IDENTITY = (
+    # A link code lets a second platform account join the person that issued it: single use, short-lived.
+    """CREATE TABLE link_codes (
+        code TEXT PRIMARY KEY, person_id TEXT NOT NULL REFERENCES persons(id), created_at REAL NOT NULL,
+        expires_at REAL NOT NULL, used_at REAL, used_by TEXT) WITHOUT ROWID""",
+    "CREATE INDEX link_codes_person ON link_codes(person_id, created_at)",
+    # One pairing request per platform account, ever: re-sending returns it; a decision changes its state.
+    """CREATE TABLE pairing_requests (
+        code TEXT PRIMARY KEY, platform TEXT NOT NULL, account_id TEXT NOT NULL, display_name TEXT,
+        created_at REAL NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'approved', 'denied')),
+        decided_at REAL, decided_by TEXT, UNIQUE (platform, account_id)) WITHOUT ROWID""",
+    "CREATE INDEX pairing_requests_recent ON pairing_requests(platform, created_at)",
+    "CREATE INDEX pairing_requests_state ON pairing_requests(state, created_at)",
+    # When a refused account was last told so, per kind of notice, so refusals never become spam.
+    """CREATE TABLE access_notices (
+        platform TEXT NOT NULL, account_id TEXT NOT NULL, kind TEXT NOT NULL, sent_at REAL NOT NULL,
+        PRIMARY KEY (platform, account_id, kind)) WITHOUT ROWID""",
+)
+
+# Who a job runs for and where its reply goes; the interrupt flag (1 = newer messages, 2 = /stop) that the
+# running worker reads at its next safe point; per-chunk delivery progress so a resend skips sent chunks.
+_GATEWAY_QUEUE = (
+    "ALTER TABLE inbound_events ADD COLUMN kind TEXT",
+    "ALTER TABLE turn_jobs ADD COLUMN person_id TEXT",
+    "ALTER TABLE turn_jobs ADD COLUMN is_admin INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE turn_jobs ADD COLUMN platform TEXT",
+    "ALTER TABLE turn_jobs ADD COLUMN chat_ref TEXT",
+    "ALTER TABLE turn_jobs ADD COLUMN reply_to TEXT",
+    "ALTER TABLE turn_jobs ADD COLUMN interrupt INTEGER NOT NULL DEFAULT 0",
+    "CREATE INDEX turn_jobs_conversation ON turn_jobs(conversation_id, state)",
+    "ALTER TABLE outbox ADD COLUMN platform TEXT",
+    "ALTER TABLE outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'reply'",
+    "ALTER TABLE outbox ADD COLUMN job_id INTEGER",
+    "ALTER TABLE outbox ADD COLUMN message_id INTEGER",
+    "ALTER TABLE outbox ADD COLUMN reply_to TEXT",
+    "ALTER TABLE outbox ADD COLUMN claimed_by TEXT",
+    "ALTER TABLE outbox ADD COLUMN claim_expires_at REAL",
+    "CREATE INDEX outbox_platform_state ON outbox(platform, state, id)",
+    "CREATE INDEX outbox_chat ON outbox(chat_ref, state, id)",
+    "CREATE INDEX outbox_message ON outbox(message_id) WHERE message_id IS NOT NULL",
+    """CREATE TABLE outbox_chunks (
+        outbox_id INTEGER NOT NULL, chunk_index INTEGER NOT NULL, platform_message_id TEXT,
+        sent_at REAL NOT NULL, PRIMARY KEY (outbox_id, chunk_index)) WITHOUT ROWID""",
+    # Messages that arrived while a turn ran wait here (durably) and join the transcript when the next
+    # turn is claimed, so they sit after the running turn's reply instead of before it.
+    """CREATE TABLE pending_messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, conversation_id TEXT NOT NULL, job_id INTEGER NOT NULL,
+        role TEXT NOT NULL, content TEXT, author TEXT, platform_message_id TEXT, created_at REAL NOT NULL)""",
+    "CREATE INDEX pending_messages_conversation ON pending_messages(conversation_id, id)",
+)
+
+# "Conversations this person wrote in" (shared threads) for scoped search: an index seek, not a scan.
+_SEARCH = (
+    "CREATE INDEX IF NOT EXISTS messages_author ON messages(author, conversation_id) "
+    "WHERE author IS NOT NULL AND role = 'user'",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: conversations, segments, messages, persons, memory audit", _CORE),
     Migration(2, "gateway: inbound ledger, turn jobs, leases, outbox", _GATEWAY),
+    Migration(3, "identity: link codes, pairing requests, access notices", _IDENTITY),
+    Migration(4, "gateway queue: job routing, interrupt flag, outbox claims, chunk progress", _GATEWAY_QUEUE),
+    Migration(5, "search: index of user messages by author", _SEARCH),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -41,6 +41,17 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     cache.add_argument("--turns", type=_positive, default=40)
     cache.set_defaults(handler=run_cache)
 
+    search = kinds.add_parser("search", parents=[common, output], help="import rate and search latency")
+    search.add_argument("--messages", type=_positive, default=100_000)
+    search.add_argument("--person", action="store_true", help="scope queries to one person, as the tool does")
+    search.set_defaults(handler=run_search)
+
+    gateway = kinds.add_parser("gateway", parents=[common, output], help="gateway overhead per turn")
+    gateway.add_argument("--conversations", type=_positive, default=1000)
+    gateway.add_argument("--messages", type=_positive, default=5, help="messages per conversation")
+    gateway.add_argument("--workers", type=_positive, default=2, help="worker processes")
+    gateway.set_defaults(handler=run_gateway)
+
 
 def run_store(context: CommandContext) -> int:
     from bench import store
@@ -61,6 +72,20 @@ def run_cache(context: CommandContext) -> int:
 
     args = context.args
     return _emit(args.dir, lambda home: cache.run(home, args.turns))
+
+
+def run_search(context: CommandContext) -> int:
+    from bench import search
+
+    args = context.args
+    return _emit(args.dir, lambda home: search.run(home, args.messages, args.person))
+
+
+def run_gateway(context: CommandContext) -> int:
+    from bench import gateway
+
+    args = context.args
+    return _emit(args.dir, lambda home: gateway.run(home, args.conversations, args.messages, args.workers))
 
 
 def _emit(work_dir: str | None, bench: Callable[[Path], dict[str, Any]]) -> int:

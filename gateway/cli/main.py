@@ -10,11 +10,35 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from gateway.cli import bench_command, chat_command, config_command, memory_command, serve_command
+from gateway.cli import (
+    backup_command,
+    bench_command,
+    chat_command,
+    config_command,
+    import_command,
+    memory_command,
+    pair_command,
+    search_command,
+    serve_command,
+    sessions_command,
+    worker_command,
+)
 from gateway.cli.context import CommandContext
 from gateway.cli.errors import USER_FACING_ERRORS
 
-COMMAND_MODULES = (config_command, serve_command, chat_command, memory_command, bench_command)
+COMMAND_MODULES = (
+    config_command,
+    serve_command,
+    worker_command,
+    chat_command,
+    sessions_command,
+    memory_command,
+    search_command,
+    import_command,
+    pair_command,
+    backup_command,
+    bench_command,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from gateway.config.errors import ConfigError
 from gateway.config.settings import Settings
@@ -49,3 +50,8 @@ def load_settings(config_file: Path) -> Settings:
         return Settings(**data)
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc, config_file)) from exc
+    except SettingsError as exc:
+        # An environment override pydantic-settings could not decode (e.g. a list that is not JSON).
+        raise ConfigError(
+            f'invalid environment override: {exc}; lists must be JSON, e.g. \'["a", "b"]\''
+        ) from exc

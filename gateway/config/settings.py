@@ -14,10 +14,17 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, mode
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from agent_core.agent.settings import AgentSettings
+from agent_core.compression.settings import CompressionSettings
 from agent_core.llm.settings import ModelSettings
 from agent_core.memory.settings import MemorySettings
 from agent_core.prompt.settings import PromptSettings
+from agent_core.providers.settings import ProviderSettings
+from agent_core.search.settings import SearchSettings
 from agent_core.state.settings import StateSettings
+from gateway.access.settings import AccessSettings, RateLimitSettings
+from gateway.delivery.settings import AdapterSettings, DeliverySettings
+from gateway.inbound.settings import SessionSettings
+from gateway.queue.settings import QueueSettings
 
 # Used when a provider key is present but config.yaml names no model.
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1-mini"}
@@ -31,6 +38,8 @@ class HttpSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
     admin_token: SecretStr | None = None
+    api_token: SecretStr | None = None  # for POST /v1/chat/completions (the admin token works too)
+    api_reply_timeout_s: float = Field(default=120.0, gt=0)
 
 
 class LogSettings(BaseModel):
@@ -57,9 +66,18 @@ class Settings(BaseSettings):
     log: LogSettings = Field(default_factory=LogSettings)
     state: StateSettings = Field(default_factory=StateSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    memory_provider: ProviderSettings = Field(default_factory=ProviderSettings)
     model: ModelSettings = Field(default_factory=ModelSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     prompt: PromptSettings = Field(default_factory=PromptSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    compression: CompressionSettings = Field(default_factory=CompressionSettings)
+    access: AccessSettings = Field(default_factory=AccessSettings)
+    rate_limit: RateLimitSettings = Field(default_factory=RateLimitSettings)
+    queue: QueueSettings = Field(default_factory=QueueSettings)
+    delivery: DeliverySettings = Field(default_factory=DeliverySettings)
+    sessions: SessionSettings = Field(default_factory=SessionSettings)
+    adapters: dict[str, AdapterSettings] = Field(default_factory=dict)
 
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
@@ -67,6 +85,29 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY")
     )
+    honcho_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("honcho_api_key", "HONCHO_API_KEY")
+    )
+    mem0_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("mem0_api_key", "MEM0_API_KEY")
+    )
+
+    @model_validator(mode="after")
+    def _hand_memory_provider_keys(self) -> Settings:
+        """Give the memory provider its key from the environment; a named provider without one is an error."""
+        chosen = self.memory_provider.with_secrets(
+            honcho_api_key=self.honcho_api_key, mem0_api_key=self.mem0_api_key
+        )
+        keys = {
+            "honcho": (chosen.honcho.api_key, "HONCHO_API_KEY"),
+            "mem0": (chosen.mem0.api_key, "MEM0_API_KEY"),
+        }
+        if chosen.name in keys and keys[chosen.name][0] is None:
+            raise ValueError(
+                f"memory_provider.name is {chosen.name} but no API key is set ({keys[chosen.name][1]})"
+            )
+        self.memory_provider = chosen
+        return self
 
     @model_validator(mode="after")
     def _choose_model_provider(self) -> Settings:
@@ -95,6 +136,12 @@ class Settings(BaseSettings):
         self.model = chosen
         return self
 
+    def secret_values(self) -> list[str]:
+        """Every configured secret (tokens, API keys), so logs can redact them verbatim."""
+        found: list[str] = []
+        _collect_secrets(self, found)
+        return found
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -106,3 +153,19 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # The YAML file arrives as init kwargs (see loader.py); environment variables must beat it.
         return (env_settings, init_settings)
+
+
+def _collect_secrets(value: object, found: list[str]) -> None:
+    if isinstance(value, SecretStr):
+        secret = value.get_secret_value()
+        if secret:
+            found.append(secret)
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            _collect_secrets(getattr(value, name), found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _collect_secrets(item, found)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _collect_secrets(item, found)

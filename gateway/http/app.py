@@ -1,18 +1,41 @@
-"""The FastAPI application: routes only, every dependency handed in by the composition root."""
+"""The FastAPI application: routes only, every dependency handed in by the composition root.
+
+``create_app(readiness)`` alone serves ``/healthz`` and ``/readyz``; each further part (web chat, metrics,
+admin API, OpenAI-compatible endpoint) is mounted when its dependencies are given. ``app.state.http``
+records the settings so ``serve_http`` can refuse an unprotected admin API on a non-loopback address.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
-from fastapi import FastAPI
+from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
 
-ReadinessCheck = Callable[[], Awaitable[dict[str, str]]]
+from agent_core.state import StateStore
+from gateway.config import HttpSettings
+from gateway.http.access import BearerGuard
+from gateway.http.admin_routes import AdminBackend, admin_router
+from gateway.http.metrics import CONTENT_TYPE, Metrics
+from gateway.http.openai_compat import openai_router
+from gateway.http.readiness import ReadinessCheck
+from gateway.http.webchat_routes import webchat_router
+from gateway.webchat import WebChatAdapter
 
 
-def create_app(readiness: ReadinessCheck) -> FastAPI:
-    """``/healthz``: the process is up. ``/readyz``: every component reports ``ok`` (503 otherwise)."""
-    app = FastAPI(title="mnemogate", docs_url=None, redoc_url=None)
+def create_app(
+    readiness: ReadinessCheck,
+    *,
+    http: HttpSettings | None = None,
+    state: StateStore | None = None,
+    webchat: WebChatAdapter | None = None,
+    api_channel: WebChatAdapter | None = None,
+    metrics: Metrics | None = None,
+    admin: AdminBackend | None = None,
+) -> FastAPI:
+    """The gateway's one HTTP app; see the module docstring for what each argument mounts."""
+    settings = http or HttpSettings()
+    app = FastAPI(title="mnemogate", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.http = settings
+    app.state.guarded = admin is not None or api_channel is not None
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
@@ -21,7 +44,22 @@ def create_app(readiness: ReadinessCheck) -> FastAPI:
     @app.get("/readyz")
     async def readyz() -> JSONResponse:
         checks = await readiness()
-        ready = all(value == "ok" for value in checks.values())
+        # "ok (…)" marks a degraded component that does not block turns (e.g. the memory provider).
+        ready = all(value == "ok" or value.startswith("ok (") for value in checks.values())
         return JSONResponse({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
 
+    if metrics is not None:
+        scrape = metrics
+
+        @app.get("/metrics")
+        async def metrics_text() -> Response:
+            return Response(await scrape.render(), media_type=CONTENT_TYPE)
+
+    if webchat is not None:
+        app.include_router(webchat_router(webchat, state))
+    if admin is not None:
+        app.include_router(admin_router(admin, BearerGuard([settings.admin_token], "admin API")))
+    if api_channel is not None:
+        guard = BearerGuard([settings.admin_token, settings.api_token], "OpenAI-compatible API")
+        app.include_router(openai_router(api_channel, state, guard, settings.api_reply_timeout_s))
     return app

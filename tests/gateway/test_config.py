@@ -72,3 +72,19 @@ def test_home_precedence(tmp_path: Path) -> None:
     assert resolve_home(str(tmp_path / "cli"), env).root == tmp_path / "cli"
     assert resolve_home(None, env).root == tmp_path / "env"
     assert resolve_home(None, {}).root == Path("~/.mnemogate").expanduser()
+
+
+def test_an_undecodable_environment_list_is_a_config_error(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MNEMOGATE_ACCESS__ADMINS", "telegram:1")
+    with pytest.raises(ConfigError, match="invalid environment override"):
+        load_settings(home / "config.yaml")
+
+
+def test_every_configured_secret_is_known_for_log_redaction(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value")
+    settings = load_settings(_write(home, "http:\n  admin_token: admin-secret-token\n"))
+    assert {"sk-ant-secret-value", "admin-secret-token"} <= set(settings.secret_values())

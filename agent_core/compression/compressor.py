@@ -1,0 +1,299 @@
+"""Compression orchestration: cooldown → plan → memory flush → summary → atomic switch to a child segment.
+
+Invariants (DESIGN §7, §12.3–4): nothing is written to the conversation unless the switch happens, and the
+switch is ONE ``StateStore.compress`` transaction that a racing process cannot fork (the loser is told the
+winner's tip); the child's system prompt is rebuilt from disk after the flush, so memories saved by the
+flush are in it; an auth/quota failure of the summariser leaves the segment unchanged and produces one
+notice per conversation until a compression succeeds; a failed or ineffective attempt starts a cooldown.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from agent_core.llm import ChatMessage, LLMClient, ToolSpec
+from agent_core.memory import MemoryStores
+from agent_core.state import (
+    AlreadyCompressed,
+    MessageRecord,
+    NewSegment,
+    SegmentRecord,
+    StateStore,
+    TokenUsage,
+)
+
+from .cooldown import Cooldown, CooldownBook
+from .errors import SummaryUnavailableError
+from .estimate import messages_tokens, text_tokens, tools_tokens
+from .fallback import fallback_summary
+from .flush import MemoryFlush
+from .hooks import CompressionHooks, announce_switch, provider_context
+from .outcome import CompressionCaller, CompressionOutcome, CompressionStatus, FlushReport, SummarySource
+from .plan import CompressionPlan, plan_compression
+from .rows import Row
+from .settings import CompressionSettings
+from .summary import generate_summary, summary_request, wrap
+from .trigger import CompressionTrigger
+
+_LOG = logging.getLogger("mnemogate.compression")
+
+PERMANENT_FAILURE_NOTICE = (
+    "I couldn't compact this long conversation because the summary model is unavailable ({reason}). "
+    "Nothing was lost, but replies may start failing as the conversation grows; an operator needs to fix "
+    "the model account, or send /new to start a fresh conversation."
+)
+FALLBACK_NOTICE = (
+    "Earlier messages were compacted with a basic automatic summary because the summary model failed "
+    "({reason}); some details of older turns may be missing."
+)
+
+
+@dataclass(frozen=True)
+class CompressionJob:
+    """One request to compress a segment, from the turn loop or ``/compress``."""
+
+    caller: CompressionCaller
+    segment: SegmentRecord
+    system: str
+    """The segment's frozen system prompt (the flush reuses it, so the provider's prompt cache hits)."""
+    rebuild_prompt: Callable[[], Awaitable[str]]
+    """Builds the child's system prompt from disk (SOUL, context, skills, memory as it is now)."""
+    tools: tuple[ToolSpec, ...] = field(default=())
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class _Summary:
+    body: str
+    source: SummarySource
+    notice: str | None = None
+
+
+class Compressor:
+    """Compresses conversations of one model; shared by every turn of a process (holds no per-turn state)."""
+
+    def __init__(
+        self,
+        *,
+        state: StateStore,
+        memory: MemoryStores,
+        client: LLMClient,
+        context_window: int,
+        settings: CompressionSettings | None = None,
+        summariser: LLMClient | None = None,
+        hooks: CompressionHooks | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """``client`` is the main model (it runs the flush); ``summariser`` defaults to it."""
+        self.settings = settings or CompressionSettings()
+        self.trigger = CompressionTrigger(self.settings, context_window)
+        self._state = state
+        self._summariser = summariser or client
+        self._flush = MemoryFlush(client, memory, self.settings)
+        self._hooks = hooks
+        self._clock = clock
+        self._cooldowns = CooldownBook(state)
+
+    def due(self, prompt_tokens: int) -> bool:
+        return self.trigger.due(prompt_tokens)
+
+    async def compress(self, job: CompressionJob) -> CompressionOutcome:
+        """Try to compress ``job.segment``; every result, failures included, comes back as an outcome."""
+        segment, caller = job.segment, job.caller
+        tip = await self._state.resolve_tip(segment.id)
+        if tip.id != segment.id:
+            return self._outcome(job, CompressionStatus.LOST_RACE, "already compressed", segment_id=tip.id)
+        records = await self._state.segment_messages(segment.id)
+        history = _history(records)
+        before = text_tokens(job.system) + messages_tokens(history) + tools_tokens(job.tools)
+        cooldown = await self._cooldowns.get(caller.conversation_id)
+        if not job.force:
+            if not self.settings.enabled:
+                return self._outcome(job, CompressionStatus.SKIPPED, "disabled", tokens=before)
+            if cooldown is not None and cooldown.blocks(segment.id, records, self._clock()):
+                return self._outcome(job, CompressionStatus.SKIPPED, "cooling down", tokens=before)
+        plan = plan_compression(
+            records,
+            settings=self.settings,
+            context_window=self.trigger.context_window,
+            minimal_tail=job.force,
+        )
+        if plan is None:
+            return self._outcome(
+                job, CompressionStatus.SKIPPED, "too little conversation to compress", before
+            )
+        flush = await self._run_flush(job, history)
+        try:
+            summary = await self._summarise(plan, caller, history, segment.id)
+        except SummaryUnavailableError as exc:
+            notify = cooldown is None or not cooldown.notified or cooldown.segment_id != segment.id
+            await self._cool_down(job, records, "permanent", exc.reason, notified=True)
+            notice = PERMANENT_FAILURE_NOTICE.format(reason=exc.reason) if notify else None
+            return self._outcome(
+                job, CompressionStatus.ABORTED, exc.reason, before, notice=notice, flush=flush
+            )
+        if text_tokens(wrap(summary.body)) >= plan.replaced_tokens():
+            await self._cool_down(job, records, "ineffective", "the summary was not shorter than the turns")
+            return self._outcome(job, CompressionStatus.ABORTED, "summary not shorter", before, flush=flush)
+        return await self._switch(job, plan, summary, records, before, flush)
+
+    async def _run_flush(self, job: CompressionJob, history: Sequence[ChatMessage]) -> FlushReport | None:
+        if not self.settings.flush_enabled:
+            return None
+        report = await self._flush.run(system=job.system, history=history, caller=job.caller)
+        await self._account(job.segment.id, report.usage)
+        return report
+
+    async def _account(self, segment_id: str, usage: TokenUsage) -> None:
+        """Charge compression's own model calls to the segment they compressed (cost stays visible)."""
+        if usage != TokenUsage():
+            await self._state.add_usage(segment_id, usage)
+
+    async def _summarise(
+        self,
+        plan: CompressionPlan,
+        caller: CompressionCaller,
+        history: Sequence[ChatMessage],
+        segment_id: str,
+    ) -> _Summary:
+        """The model's summary, or the deterministic fallback; raises only for a permanent failure."""
+        settings = self.settings
+        context = await provider_context(
+            self._hooks,
+            caller,
+            history,
+            timeout_s=settings.hook_timeout_s,
+            max_chars=settings.provider_context_chars,
+        )
+        request = summary_request(
+            plan.middle,
+            previous=plan.previous_summary,
+            provider_context=context,
+            max_tokens=settings.summary_max_tokens,
+            message_cap=settings.summary_message_chars,
+        )
+        try:
+            body, usage = await generate_summary(self._summariser, request, settings.summary_timeout_s)
+        except SummaryUnavailableError as exc:
+            if exc.permanent:
+                raise
+            _LOG.warning("summary failed (%s); using the deterministic fallback", exc.reason)
+            body = fallback_summary(
+                plan.middle,
+                previous=plan.previous_summary,
+                reason=exc.reason,
+                max_chars=settings.fallback_max_chars,
+            )
+            return _Summary(body, SummarySource.FALLBACK, FALLBACK_NOTICE.format(reason=exc.reason))
+        await self._account(segment_id, usage)
+        return _Summary(body, SummarySource.MODEL)
+
+    async def _switch(
+        self,
+        job: CompressionJob,
+        plan: CompressionPlan,
+        summary: _Summary,
+        records: Sequence[MessageRecord],
+        before: int,
+        flush: FlushReport | None,
+    ) -> CompressionOutcome:
+        segment = job.segment
+        messages = plan.messages(summary.body)
+        prompt = await job.rebuild_prompt()
+        child = NewSegment(system_prompt=prompt, model=segment.model, title=segment.title)
+        result = await self._state.compress(segment.id, child, messages)
+        if isinstance(result, AlreadyCompressed):
+            return self._outcome(
+                job,
+                CompressionStatus.LOST_RACE,
+                "another process compressed first",
+                before,
+                segment_id=result.tip_session_id,
+                flush=flush,
+            )
+        await self._cooldowns.clear(job.caller.conversation_id)
+        after_records = await self._state.segment_messages(result.child.id)
+        after = text_tokens(prompt) + messages_tokens(_history(after_records)) + tools_tokens(job.tools)
+        if self.trigger.due(after):
+            # Still over the threshold: compressing again next turn would only churn.
+            await self._cool_down(
+                job, after_records, "ineffective", "still over the threshold", result.child.id
+            )
+        await announce_switch(
+            self._hooks, job.caller, segment.id, result.child.id, timeout_s=self.settings.hook_timeout_s
+        )
+        _LOG.info(
+            "compressed %s: %d -> %d messages, ~%d -> ~%d tokens (%s summary)",
+            job.caller.conversation_id,
+            len(records),
+            len(messages),
+            before,
+            after,
+            summary.source.value,
+        )
+        return CompressionOutcome(
+            status=CompressionStatus.COMPRESSED,
+            conversation_id=job.caller.conversation_id,
+            segment_id=result.child.id,
+            parent_segment_id=segment.id,
+            reason="compressed",
+            notice=summary.notice,
+            tokens_before=before,
+            tokens_after=after,
+            messages_before=len(records),
+            messages_after=len(messages),
+            summary_source=summary.source,
+            flush=flush,
+        )
+
+    async def _cool_down(
+        self,
+        job: CompressionJob,
+        records: Sequence[MessageRecord],
+        kind: str,
+        reason: str,
+        segment_id: str | None = None,
+        *,
+        notified: bool = False,
+    ) -> None:
+        settings = self.settings
+        cooldown = Cooldown(
+            segment_id=segment_id or job.segment.id,
+            until=self._clock() + settings.cooldown_seconds,
+            after_message_id=max((r.id for r in records), default=0),
+            turns=settings.cooldown_turns,
+            kind=kind,
+            reason=reason,
+            notified=notified,
+        )
+        await self._cooldowns.put(job.caller.conversation_id, cooldown)
+
+    def _outcome(
+        self,
+        job: CompressionJob,
+        status: CompressionStatus,
+        reason: str,
+        tokens: int = 0,
+        *,
+        segment_id: str | None = None,
+        notice: str | None = None,
+        flush: FlushReport | None = None,
+    ) -> CompressionOutcome:
+        return CompressionOutcome(
+            status=status,
+            conversation_id=job.caller.conversation_id,
+            segment_id=segment_id or job.segment.id,
+            parent_segment_id=job.segment.id,
+            reason=reason,
+            notice=notice,
+            tokens_before=tokens,
+            tokens_after=tokens,
+            flush=flush,
+        )
+
+
+def _history(records: Sequence[MessageRecord]) -> list[ChatMessage]:
+    return [message for message in (Row.of(r).chat() for r in records) if message is not None]

@@ -1,0 +1,108 @@
+"""A fake Honcho v3 API on loopback: the endpoints the official ``honcho-ai`` SDK calls for our provider.
+
+Serves workspace, peer and session get-or-create, message batches and the session context; keeps the
+messages it is sent so the context's ``peer_representation`` is built only from the target peer's own
+messages (what a real deriver would learn). Requires ``Authorization: Bearer <api_key>``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from .recorder import ProviderCall, RecordingServer, Reply
+
+_WS = r"/v3/workspaces/(?P<ws>[^/]+)"
+_WORD = re.compile(r"\w+")
+
+
+class FakeHonchoServer(RecordingServer):
+    def __init__(self, *, api_key: str = "honcho-test-key") -> None:
+        super().__init__()
+        self.api_key = api_key
+        self.sessions: dict[str, set[str]] = {}
+        self.messages: list[dict[str, Any]] = []
+        self.peer_cards: dict[str, list[str]] = {}
+        self._ids = itertools.count(1)
+        self.route("POST", r"/v3/workspaces", self._workspace)
+        self.route("POST", _WS + r"/peers", self._peer)
+        self.route("POST", _WS + r"/sessions", self._session)
+        self.route("POST", _WS + r"/sessions/(?P<sid>[^/]+)/peers", self._session_peers)
+        self.route("POST", _WS + r"/sessions/(?P<sid>[^/]+)/messages", self._add_messages)
+        self.route("GET", _WS + r"/sessions/(?P<sid>[^/]+)/context", self._context)
+
+    @property
+    def base_url(self) -> str:
+        return self.origin
+
+    def authorised(self, call: ProviderCall) -> bool:
+        return call.headers.get("authorization") == f"Bearer {self.api_key}"
+
+    def messages_in(self, session_id: str) -> list[dict[str, Any]]:
+        return [m for m in self.messages if m["session_id"] == session_id]
+
+    # -- handlers ------------------------------------------------------------------------------
+    def _workspace(self, call: ProviderCall, match: re.Match[str]) -> Reply:
+        return Reply(200, {"id": call.body["id"], "metadata": {}, "configuration": {}, "created_at": _now()})
+
+    def _peer(self, call: ProviderCall, match: re.Match[str]) -> Reply:
+        body = {"id": call.body["id"], "workspace_id": match["ws"], "created_at": _now(), "metadata": {}}
+        return Reply(200, {**body, "configuration": {}})
+
+    def _session(self, call: ProviderCall, match: re.Match[str]) -> Reply:
+        session_id = call.body["id"]
+        self.sessions.setdefault(session_id, set()).update((call.body.get("peers") or {}).keys())
+        return Reply(200, self._session_body(match["ws"], session_id, call.body.get("metadata") or {}))
+
+    def _session_peers(self, call: ProviderCall, match: re.Match[str]) -> Reply:
+        self.sessions.setdefault(match["sid"], set()).update((call.body or {}).keys())
+        return Reply(200, self._session_body(match["ws"], match["sid"], {}))
+
+    def _add_messages(self, call: ProviderCall, match: re.Match[str]) -> Reply:
+        created = []
+        for item in call.body["messages"]:
+            message = {
+                "id": f"msg_{next(self._ids)}",
+                "content": item["content"],
+                "peer_id": item["peer_id"],
+                "session_id": match["sid"],
+                "metadata": item.get("metadata") or {},
+                "created_at": _now(),
+                "workspace_id": match["ws"],
+                "token_count": len(item["content"].split()),
+            }
+            self.messages.append(message)
+            created.append(message)
+        return Reply(200, created)
+
+    def _context(self, call: ProviderCall, match: re.Match[str]) -> Reply:
+        target = call.query.get("peer_target")
+        own = [m["content"] for m in self.messages if target and m["peer_id"] == target]
+        query = set(_WORD.findall(call.query.get("search_query", "").lower()))
+        relevant = [text for text in own if query & set(_WORD.findall(text.lower()))] or own[-5:]
+        representation = "\n".join(f"- {text}" for text in relevant) if relevant else None
+        body = {
+            "id": match["sid"],
+            "messages": [],
+            "summary": None,
+            "peer_representation": representation,
+            "peer_card": self.peer_cards.get(target or ""),
+        }
+        return Reply(200, body)
+
+    @staticmethod
+    def _session_body(workspace: str, session_id: str, metadata: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": session_id,
+            "is_active": True,
+            "workspace_id": workspace,
+            "metadata": metadata,
+            "configuration": {},
+            "created_at": _now(),
+        }
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()

@@ -1,0 +1,142 @@
+"""SessionSearch: the search service behind the ``session_search`` tool and ``mnemogate search``.
+
+Invariants: a search reads only the conversations its scope allows (a person's own or the ones they
+wrote in; everything only for an explicit all-conversations scope); results name conversations, best
+first, each with at most ``snippets_per_conversation`` distinct snippets; user text reaches FTS5 only
+through ``build_fts_query``, so no query raises an FTS5 syntax error; an optional model summary per
+conversation falls back to the snippets on any failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Sequence
+
+from agent_core.llm import LLMClient
+from agent_core.search.executor import RankedHit, Snapshot, execute
+from agent_core.search.query import build_fts_query
+from agent_core.search.results import ConversationResult, SearchResults, Snippet
+from agent_core.search.scope import SearchScope
+from agent_core.search.settings import SearchSettings
+from agent_core.search.snippets import highlight_terms, labelled, make_snippet
+from agent_core.search.summariser import ConversationSummariser, excerpt_text
+from agent_core.state import StateStore
+from agent_core.state.search_reads import HitRow, message_windows
+
+_SUMMARY_CONTEXT = 2
+
+
+class SessionSearch:
+    """Full-text search over past conversations, scoped to who is asking."""
+
+    def __init__(
+        self,
+        store: StateStore,
+        settings: SearchSettings | None = None,
+        *,
+        summary_client: LLMClient | None = None,
+    ) -> None:
+        self._store = store
+        self.settings = settings or SearchSettings()
+        self._summariser = (
+            None
+            if summary_client is None
+            else ConversationSummariser(
+                summary_client,
+                timeout_s=self.settings.summary_timeout_s,
+                max_tokens=self.settings.summary_max_tokens,
+                max_input_chars=self.settings.summary_input_chars,
+            )
+        )
+
+    def clamp_limit(self, limit: int | None) -> int:
+        wanted = self.settings.default_limit if limit is None else limit
+        return max(1, min(wanted, self.settings.max_limit))
+
+    async def search(
+        self, query: str, scope: SearchScope, *, limit: int | None = None, summarise: bool = True
+    ) -> SearchResults:
+        """The conversations in ``scope`` that best match ``query``, at most ``limit`` (clamped)."""
+        want = self.clamp_limit(limit)
+        plan = build_fts_query(query)
+        settings = self.settings
+        snapshot = await self._store.run_read(
+            lambda conn: execute(conn, plan, scope, want, settings), with_index=True
+        )
+        terms = highlight_terms(plan)
+        results = [
+            self._result(conversation_id, hits, snapshot, terms, scope)
+            for conversation_id, hits in _grouped(snapshot.hits, want)
+        ]
+        if summarise and self._summariser is not None and results:
+            results = await self._summarised(query, results, self._summariser)
+        return SearchResults(query, tuple(results), plan.truncated)
+
+    def _result(
+        self,
+        conversation_id: str,
+        hits: Sequence[RankedHit],
+        snapshot: Snapshot,
+        terms: Sequence[str],
+        scope: SearchScope,
+    ) -> ConversationResult:
+        snippets: list[Snippet] = []
+        seen: set[str] = set()
+        for hit in hits:
+            row = hit.row
+            text, untrusted = labelled(
+                make_snippet(row.content or "", terms, self.settings.snippet_chars), row.role, row.tool_name
+            )
+            # Compression copies messages into the next segment; one excerpt of each text is enough.
+            if text in seen:
+                continue
+            seen.add(text)
+            snippets.append(Snippet(row.id, row.role, text, untrusted))
+            if len(snippets) >= self.settings.snippets_per_conversation:
+                break
+        meta = snapshot.conversations.get(conversation_id)
+        return ConversationResult(
+            conversation_id=conversation_id,
+            score=round(-hits[0].score, 4),
+            snippets=tuple(snippets),
+            title=meta.title if meta else None,
+            platform=meta.platform if meta else None,
+            person_id=meta.person_id if meta else None,
+            started_at=meta.created_at if meta else None,
+            current=conversation_id == scope.current_conversation_id,
+        )
+
+    async def _summarised(
+        self, query: str, results: list[ConversationResult], summariser: ConversationSummariser
+    ) -> list[ConversationResult]:
+        anchors = {r.conversation_id: [s.message_id for s in r.snippets] for r in results}
+        windows = await self._store.run_read(
+            lambda conn: {
+                cid: message_windows(conn, cid, ids, around=_SUMMARY_CONTEXT) for cid, ids in anchors.items()
+            }
+        )
+        gate = asyncio.Semaphore(self.settings.summary_concurrency)
+
+        async def one(result: ConversationResult) -> ConversationResult:
+            rows: list[HitRow] = windows.get(result.conversation_id, [])
+            async with gate:
+                summary = await summariser.summarise(query, excerpt_text(rows, summariser.max_input_chars))
+            return result if summary is None else _with_summary(result, summary)
+
+        return list(await asyncio.gather(*(one(result) for result in results)))
+
+
+def _grouped(hits: Sequence[RankedHit], want: int) -> list[tuple[str, list[RankedHit]]]:
+    """Hits grouped by conversation, conversations ordered by their best hit, the first ``want``."""
+    groups: dict[str, list[RankedHit]] = {}
+    for hit in hits:
+        conversation_id = hit.row.conversation_id
+        if conversation_id not in groups and len(groups) >= want:
+            continue
+        groups.setdefault(conversation_id, []).append(hit)
+    return list(groups.items())
+
+
+def _with_summary(result: ConversationResult, summary: str) -> ConversationResult:
+    return dataclasses.replace(result, summary=summary)

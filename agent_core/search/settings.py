@@ -1,0 +1,28 @@
+"""Typed tuning knobs of session search; defaults are the documented production values."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SearchSettings(BaseModel):
+    """Configuration of one SessionSearch; validated once at boot, never read from the environment here."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    default_limit: int = Field(default=3, ge=1)
+    max_limit: int = Field(default=10, ge=1)
+    # bm25 is computed for at most this many of the newest matches of one expression: exact ranking
+    # whenever a query matches fewer messages, bounded cost (a few ms) when it matches a large share.
+    rank_window: int = Field(default=2_500, ge=50)
+    # A scoped search reads at most this many of the newest matches before its scope filter; a term in
+    # most messages would otherwise be walked in full to find the few in one person's conversations.
+    scoped_scan_limit: int = Field(default=20_000, ge=100)
+    # Vocabulary trigrams OR-ed in for the 1-2 character CJK prefixes of one query, shared by all of them.
+    trigram_expansion_budget: int = Field(default=32, ge=4)
+    snippets_per_conversation: int = Field(default=3, ge=1, le=10)
+    snippet_chars: int = Field(default=160, ge=40)
+    summary_timeout_s: float = Field(default=8.0, gt=0.0)
+    summary_max_tokens: int = Field(default=200, ge=16)
+    summary_input_chars: int = Field(default=6_000, ge=200)
+    summary_concurrency: int = Field(default=3, ge=1)

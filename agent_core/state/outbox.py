@@ -1,0 +1,195 @@
+"""The outbox: replies and notices waiting to be delivered, with per-chunk delivery progress.
+
+Invariants: ``idempotency_key`` is UNIQUE, so queuing the same reply twice (a re-run job, a retried command)
+adds nothing; rows of one chat are delivered strictly in id order — only the oldest undelivered row of a
+chat can be claimed; a claim expires, so a row held by a dead delivery process is claimed again and resumes
+at its first chunk without a recorded platform message id.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_COLUMNS = "id, conversation_id, platform, chat_ref, kind, text, reply_to, attempts, idempotency_key"
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxItem:
+    """One claimed outbox row; ``sent_chunks`` are chunk indexes already delivered (skip them)."""
+
+    id: int
+    conversation_id: str
+    platform: str
+    chat_ref: str
+    kind: str
+    text: str
+    reply_to: str | None
+    attempts: int
+    idempotency_key: str
+    sent_chunks: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxStatus:
+    """A row's delivery state, for tests, the admin API and ``sessions show``."""
+
+    id: int
+    kind: str
+    text: str
+    state: str
+    attempts: int
+    error: str | None
+    chunks_sent: int
+
+
+def add_outbox(
+    conn: sqlite3.Connection,
+    *,
+    conversation_id: str,
+    platform: str,
+    chat_ref: str,
+    text: str,
+    idempotency_key: str,
+    kind: str,
+    now: float,
+    job_id: int | None = None,
+    message_id: int | None = None,
+    reply_to: str | None = None,
+) -> bool:
+    """Queue one delivery inside the caller's transaction; False when the key was already queued."""
+    cursor = conn.execute(
+        "INSERT OR IGNORE INTO outbox(conversation_id, chat_ref, idempotency_key, text, created_at, "
+        "platform, kind, job_id, message_id, reply_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (conversation_id, chat_ref, idempotency_key, text, now, platform, kind, job_id, message_id, reply_to),
+    )
+    return cursor.rowcount == 1
+
+
+def has_claimable(conn: sqlite3.Connection, platforms: Sequence[str], now: float) -> bool:
+    """A cheap read so idle delivery loops do not take the write lock just to find nothing."""
+    marks = ",".join("?" * len(platforms))
+    row = conn.execute(
+        f"SELECT 1 FROM outbox WHERE platform IN ({marks}) AND (state = 'pending' OR "
+        "(state = 'sending' AND claim_expires_at < ?)) LIMIT 1",
+        (*platforms, now),
+    ).fetchone()
+    return row is not None
+
+
+def claim_outbox(
+    conn: sqlite3.Connection,
+    platforms: Sequence[str],
+    holder: str,
+    *,
+    now: float,
+    claim_s: float,
+    limit: int,
+) -> list[OutboxItem]:
+    """Claim up to ``limit`` rows, each the oldest undelivered row of its chat."""
+    if not platforms or limit <= 0:
+        return []
+    marks = ",".join("?" * len(platforms))
+    ids = [
+        int(row[0])
+        for row in conn.execute(
+            f"SELECT o.id FROM outbox o WHERE o.platform IN ({marks}) AND (o.state = 'pending' OR "
+            "(o.state = 'sending' AND o.claim_expires_at < ?)) AND NOT EXISTS (SELECT 1 FROM outbox p "
+            "WHERE p.chat_ref = o.chat_ref AND p.state IN ('pending', 'sending') AND p.id < o.id) "
+            "ORDER BY o.id LIMIT ?",
+            (*platforms, now, limit),
+        )
+    ]
+    items = []
+    for outbox_id in ids:
+        conn.execute(
+            "UPDATE outbox SET state = 'sending', claimed_by = ?, claim_expires_at = ? WHERE id = ?",
+            (holder, now + claim_s, outbox_id),
+        )
+        row = conn.execute(f"SELECT {_COLUMNS} FROM outbox WHERE id = ?", (outbox_id,)).fetchone()
+        sent = conn.execute("SELECT chunk_index FROM outbox_chunks WHERE outbox_id = ?", (outbox_id,))
+        items.append(
+            OutboxItem(
+                id=int(row[0]),
+                conversation_id=str(row[1]),
+                platform=str(row[2]),
+                chat_ref=str(row[3]),
+                kind=str(row[4]),
+                text=str(row[5]),
+                reply_to=row[6],
+                attempts=int(row[7]),
+                idempotency_key=str(row[8]),
+                sent_chunks=frozenset(int(r[0]) for r in sent),
+            )
+        )
+    return items
+
+
+def record_chunk(
+    conn: sqlite3.Connection, outbox_id: int, chunk_index: int, platform_message_id: str, now: float
+) -> None:
+    """Remember that one chunk reached the platform (before the next chunk is sent)."""
+    conn.execute(
+        "INSERT OR REPLACE INTO outbox_chunks(outbox_id, chunk_index, platform_message_id, sent_at) "
+        "VALUES (?, ?, ?, ?)",
+        (outbox_id, chunk_index, platform_message_id, now),
+    )
+
+
+def mark_sent(conn: sqlite3.Connection, outbox_id: int, now: float) -> None:
+    first = conn.execute(
+        "SELECT platform_message_id FROM outbox_chunks WHERE outbox_id = ? ORDER BY chunk_index LIMIT 1",
+        (outbox_id,),
+    ).fetchone()
+    conn.execute(
+        "UPDATE outbox SET state = 'sent', sent_at = ?, platform_message_id = ?, claimed_by = NULL, "
+        "claim_expires_at = NULL WHERE id = ?",
+        (now, None if first is None else first[0], outbox_id),
+    )
+
+
+def note_attempt(conn: sqlite3.Connection, outbox_id: int, error: str, *, now: float, claim_s: float) -> int:
+    """Count a failed attempt and extend the claim over the coming wait; returns the attempt count."""
+    conn.execute(
+        "UPDATE outbox SET attempts = attempts + 1, error = ?, claim_expires_at = ? WHERE id = ?",
+        (error, now + claim_s, outbox_id),
+    )
+    row = conn.execute("SELECT attempts FROM outbox WHERE id = ?", (outbox_id,)).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+def mark_failed(conn: sqlite3.Connection, outbox_id: int, error: str) -> None:
+    conn.execute(
+        "UPDATE outbox SET state = 'failed', error = ?, claimed_by = NULL, claim_expires_at = NULL "
+        "WHERE id = ?",
+        (error, outbox_id),
+    )
+
+
+def release_claims(conn: sqlite3.Connection, holder: str) -> int:
+    """Hand this holder's unfinished rows back (clean shutdown); returns how many."""
+    cursor = conn.execute(
+        "UPDATE outbox SET state = 'pending', claimed_by = NULL, claim_expires_at = NULL "
+        "WHERE state = 'sending' AND claimed_by = ?",
+        (holder,),
+    )
+    return cursor.rowcount
+
+
+def is_message_queued(conn: sqlite3.Connection, message_id: int) -> bool:
+    """Whether an assistant message already has an outbox row (so recovery never sends it twice)."""
+    row = conn.execute("SELECT 1 FROM outbox WHERE message_id = ? LIMIT 1", (message_id,)).fetchone()
+    return row is not None
+
+
+def conversation_outbox(conn: sqlite3.Connection, conversation_id: str) -> list[OutboxStatus]:
+    rows = conn.execute(
+        "SELECT o.id, o.kind, o.text, o.state, o.attempts, o.error, "
+        "(SELECT count(*) FROM outbox_chunks c WHERE c.outbox_id = o.id) "
+        "FROM outbox o WHERE o.conversation_id = ? ORDER BY o.id",
+        (conversation_id,),
+    ).fetchall()
+    return [
+        OutboxStatus(int(r[0]), str(r[1]), str(r[2]), str(r[3]), int(r[4]), r[5], int(r[6])) for r in rows
+    ]

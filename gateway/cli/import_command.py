@@ -1,0 +1,56 @@
+"""``mnemogate import transcripts FILE.jsonl``: import past conversations so they can be searched.
+
+One conversation per line (see agent_core.state.transcripts for the format). Each malformed line is
+reported on stderr as ``FILE:LINE: reason`` while the rest imports; the exit status is 1 when any line
+failed, else 0. Importing the same file again adds nothing twice. The command returns once the
+imported messages are searchable (or says that the index is still catching up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from agent_core.state import StateStore
+from agent_core.state.importer import ImportReport, TranscriptImporter
+from gateway.cli.context import CommandContext
+
+INDEX_WAIT_S = 120.0
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    parser = commands.add_parser("import", parents=[common], help="import data into the home directory")
+    kinds = parser.add_subparsers(dest="import_kind", metavar="KIND", required=True)
+    transcripts = kinds.add_parser(
+        "transcripts", parents=[common], help="import conversations from a JSONL file (one per line)"
+    )
+    transcripts.add_argument("file", type=Path, metavar="FILE.jsonl")
+    transcripts.set_defaults(handler=run_import_transcripts)
+
+
+def run_import_transcripts(context: CommandContext) -> int:
+    path: Path = context.args.file
+    try:
+        report, caught_up = asyncio.run(_import(context, path))
+    except OSError as exc:
+        print(f"mnemogate: error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    for error in report.errors:
+        print(f"{path}:{error.line}: {error.reason}", file=sys.stderr)
+    print(
+        f"imported {report.conversations} conversation(s) with {report.messages} message(s); "
+        f"{len(report.skipped)} already present; {len(report.errors)} line(s) failed"
+    )
+    if not caught_up:
+        print("mnemogate: warning: the search index is still catching up", file=sys.stderr)
+    return 1 if report.errors else 0
+
+
+async def _import(context: CommandContext, path: Path) -> tuple[ImportReport, bool]:
+    settings = context.settings
+    async with StateStore(context.home.ensure().root, settings.state) as store:
+        report = await TranscriptImporter(store).import_path(path)
+        return report, await store.wait_indexed(INDEX_WAIT_S)

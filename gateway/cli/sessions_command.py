@@ -1,0 +1,104 @@
+"""``mnemogate sessions list|show``: conversations, their segments, queue state and deliveries."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from typing import Any
+
+from agent_core.state import StateStore
+from agent_core.state.jobs import queue_state
+from agent_core.state.outbox import conversation_outbox
+from gateway.cli.context import CommandContext
+
+
+class UnknownConversationError(LookupError):
+    """``sessions show`` was given an id that names no conversation."""
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    parser = commands.add_parser("sessions", parents=[common], help="list or show conversations")
+    actions = parser.add_subparsers(dest="sessions_action", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", parents=[common], help="recent conversations")
+    listing.add_argument("--limit", type=int, default=20)
+    listing.add_argument("--all", action="store_true", help="include ended conversations")
+    listing.set_defaults(handler=run_list)
+    show = actions.add_parser("show", parents=[common], help="one conversation in full")
+    show.add_argument("conversation_id")
+    show.add_argument("--messages", type=int, default=20, help="how many of the newest messages to print")
+    show.set_defaults(handler=run_show)
+
+
+def run_list(context: CommandContext) -> int:
+    for line in asyncio.run(_list(context)):
+        print(line)
+    return 0
+
+
+def run_show(context: CommandContext) -> int:
+    try:
+        lines = asyncio.run(_show(context))
+    except UnknownConversationError as exc:
+        print(f"mnemogate: error: {exc}", file=sys.stderr)
+        return 2
+    for line in lines:
+        print(line)
+    return 0
+
+
+async def _list(context: CommandContext) -> list[str]:
+    args = context.args
+    live_only = "" if args.all else "WHERE ended_at IS NULL "
+    sql = (
+        "SELECT id, session_key, person_id, created_at, ended_at, end_reason FROM conversations "
+        f"{live_only}ORDER BY created_at DESC LIMIT ?"
+    )
+    async with StateStore(context.home.root, context.settings.state) as state:
+        rows = await state.run_read(lambda c: c.execute(sql, (max(args.limit, 1),)).fetchall())
+    if not rows:
+        return ["no conversations"]
+    lines = []
+    for conversation_id, key, person, created, ended, reason in rows:
+        status = f"ended ({reason})" if ended is not None else "live"
+        lines.append(f"{conversation_id}  {_when(created)}  {status:<18} {person or '-':<14} {key}")
+    return lines
+
+
+async def _show(context: CommandContext) -> list[str]:
+    conversation_id = context.args.conversation_id
+    async with StateStore(context.home.root, context.settings.state) as state:
+        record = await state.get_conversation(conversation_id)
+        if record is None:
+            raise UnknownConversationError(f"no conversation {conversation_id!r}")
+        segments = await state.lineage(conversation_id)
+        messages = await state.conversation_messages(conversation_id)
+        queue = await state.run_read(lambda c: queue_state(c, conversation_id))
+        outbox = await state.run_read(lambda c: conversation_outbox(c, conversation_id))
+    ended = f"ended {_when(record.ended_at)} ({record.end_reason})" if record.ended_at else "live"
+    lines = [
+        f"conversation {record.id}  key {record.session_key}",
+        f"person {record.person_id or '-'}  created {_when(record.created_at)}  {ended}",
+        f"queue: {queue.running} running, {queue.queued} queued",
+        "segments:",
+    ]
+    for segment in segments:
+        usage = segment.usage
+        lines.append(
+            f"  {segment.id}  {_when(segment.started_at)}  end={segment.end_reason or '-'}  "
+            f"in={usage.input_tokens} out={usage.output_tokens} cache_read={usage.cache_read_tokens}"
+        )
+    failed = [row for row in outbox if row.state == "failed"]
+    pending = [row for row in outbox if row.state in ("pending", "sending")]
+    lines.append(f"deliveries: {len(outbox)} total, {len(pending)} pending, {len(failed)} failed")
+    lines += [f"  failed #{row.id}: {row.error}" for row in failed]
+    lines.append(f"messages (newest {context.args.messages} of {len(messages)}):")
+    for message in messages[-max(context.args.messages, 0) :] if context.args.messages else []:
+        text = (message.content or "").replace("\n", " ")
+        lines.append(f"  [{message.role}] {text[:200]}")
+    return lines
+
+
+def _when(at: float | None) -> str:
+    return "-" if at is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))

@@ -1,0 +1,24 @@
+"""Delivery: the outbox (replies and notices queued exactly once) and the loop that sends it per platform."""
+
+from gateway.delivery.addresses import chat_from_text, chat_to_text
+from gateway.delivery.chat_budget import ChatBudgets
+from gateway.delivery.delivery_loop import DeliveryLoop, FailureHook
+from gateway.delivery.errors import DeliveryError, NoAdapterError
+from gateway.delivery.outbox import Outbox
+from gateway.delivery.plain_text import plain_text
+from gateway.delivery.settings import AdapterSettings, ChatRate, DeliverySettings
+
+__all__ = [
+    "AdapterSettings",
+    "ChatBudgets",
+    "ChatRate",
+    "DeliveryError",
+    "DeliveryLoop",
+    "DeliverySettings",
+    "FailureHook",
+    "NoAdapterError",
+    "Outbox",
+    "chat_from_text",
+    "chat_to_text",
+    "plain_text",
+]

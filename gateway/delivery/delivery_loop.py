@@ -1,0 +1,215 @@
+"""The delivery loop of one process: sends the outbox rows of the platforms whose adapters it owns.
+
+Invariants: rows of one chat go out in order (the store only hands out a chat's oldest undelivered row);
+each chunk's platform message id is recorded before the next chunk is sent, so a crash mid-reply resumes
+at the first unsent chunk; every send, edit or typing spends the chat's token budget; a transient
+``SendError`` is retried after its full ``retry_after`` (or a backoff), a ``BadFormatError`` chunk is
+re-sent once as plain text, and after ``max_attempts`` the row is marked failed, logged and counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Self, final
+
+from agent_core.state import StateError, StateStore
+from agent_core.state.outbox import (
+    OutboxItem,
+    claim_outbox,
+    has_claimable,
+    mark_failed,
+    mark_sent,
+    note_attempt,
+    record_chunk,
+    release_claims,
+)
+from gateway.contracts import Adapter, BadFormatError, ChatRef, OutboundMessage, SendError
+from gateway.queue.signals import Signals
+from gateway.queue.worker_pool import new_holder
+
+from .addresses import chat_from_text
+from .chat_budget import ChatBudgets
+from .plain_text import plain_text
+from .settings import DeliverySettings
+
+_LOG = logging.getLogger("mnemogate.delivery")
+
+FailureHook = Callable[[str, str], None]
+"""Called with (platform, error) each time a row is given up on: the metrics counter hook."""
+
+
+class _GiveUp(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@final
+class DeliveryLoop:
+    """``async with DeliveryLoop(...)``: delivers until the context exits."""
+
+    def __init__(
+        self,
+        *,
+        state: StateStore,
+        adapters: Mapping[str, Adapter],
+        signals: Signals,
+        settings: DeliverySettings,
+        budgets: ChatBudgets | None = None,
+        on_failure: FailureHook | None = None,
+        holder: str | None = None,
+    ) -> None:
+        self._state = state
+        self._adapters = dict(adapters)
+        self._signals = signals
+        self._settings = settings
+        self.budgets = budgets or ChatBudgets(settings.rate_for)
+        self._on_failure = on_failure
+        self.holder = holder or new_holder()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._loop_task: asyncio.Task[None] | None = None
+        self.sent = 0
+        self.failed = 0
+
+    async def __aenter__(self) -> Self:
+        self._loop_task = asyncio.create_task(self._run(), name="delivery")
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loop_task
+        # A send cancelled mid-flight may reach the platform unrecorded and be sent again later.
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=self._settings.shutdown_grace_s)
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        with contextlib.suppress(StateError):
+            await self._state.run_write(lambda c: release_claims(c, self.holder))
+
+    async def _run(self) -> None:
+        platforms = sorted(self._adapters)
+        interval = self._settings.poll_min_s
+        while platforms:
+            self._signals.outbox.clear()
+            claimed = await self._claim(platforms)
+            for item in claimed:
+                task = asyncio.create_task(self._deliver(item), name=f"deliver-{item.id}")
+                self._tasks.add(task)
+                task.add_done_callback(self._done)
+            backoff = min(interval * 2, self._settings.poll_max_s)
+            interval = self._settings.poll_min_s if claimed else backoff
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._signals.outbox.wait(), interval)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            # The row stays claimed until its claim expires, then another attempt picks it up.
+            _LOG.error("delivery task %s crashed", task.get_name(), exc_info=task.exception())
+        # The chat's next row became claimable.
+        self._signals.outbox.set()
+
+    async def _claim(self, platforms: Sequence[str]) -> list[OutboxItem]:
+        free = self._settings.max_in_flight - len(self._tasks)
+        if free <= 0:
+            return []
+        now = time.time()
+        try:
+            if not await self._state.run_read(lambda c: has_claimable(c, platforms, now)):
+                return []
+            return await self._state.run_write(
+                lambda c: claim_outbox(
+                    c, platforms, self.holder, now=time.time(), claim_s=self._settings.claim_s, limit=free
+                )
+            )
+        except StateError:
+            _LOG.warning("could not claim outbox rows; retrying", exc_info=True)
+            return []
+
+    async def _deliver(self, item: OutboxItem) -> None:
+        adapter = self._adapters[item.platform]
+        chat = chat_from_text(item.chat_ref)
+        try:
+            chunks = self._render(adapter, item.text)
+            for index, chunk in enumerate(chunks):
+                if index in item.sent_chunks:
+                    continue
+                receipt_id = await self._send_chunk(adapter, chat, item, index, chunk)
+                await self._record(item.id, index, receipt_id)
+            await self._state.run_write(lambda c: mark_sent(c, item.id, time.time()))
+            self.sent += 1
+        except _GiveUp as exc:
+            await self._give_up(item, exc.reason)
+
+    @staticmethod
+    def _render(adapter: Adapter, text: str) -> list[str]:
+        try:
+            return list(adapter.render(text)) or [text]
+        except Exception:
+            # The adapter boundary: a renderer bug must not swallow the reply; send it unformatted.
+            _LOG.error(
+                "adapter %s could not render a reply; sending it as plain text", adapter.name, exc_info=True
+            )
+            return [text]
+
+    async def _send_chunk(
+        self, adapter: Adapter, chat: ChatRef, item: OutboxItem, index: int, chunk: str
+    ) -> str:
+        text, plain_tried = chunk, False
+        for attempt in range(1, self._settings.max_attempts + 1):
+            await self.budgets.acquire(chat.platform, item.chat_ref)
+            message = OutboundMessage(
+                chat=chat,
+                text=text,
+                idempotency_key=f"{item.idempotency_key}#{index}",
+                reply_to_message_id=item.reply_to if index == 0 else None,
+            )
+            try:
+                receipt = await adapter.send(message)
+                return receipt.platform_message_id
+            except BadFormatError as exc:
+                if plain_tried:
+                    raise _GiveUp(f"rejected formatting even as plain text: {exc}") from exc
+                text, plain_tried = plain_text(chunk), True
+                continue
+            except SendError as exc:
+                wait = await self._note(item, f"{exc.kind}: {exc}", exc.retry_after)
+                if not exc.retryable or attempt >= self._settings.max_attempts:
+                    raise _GiveUp(f"{exc.kind}: {exc}") from exc
+            except Exception as exc:
+                # The adapter boundary: an unexpected adapter bug counts as one failed attempt.
+                _LOG.warning("adapter %s raised while sending", adapter.name, exc_info=True)
+                wait = await self._note(item, f"unexpected: {exc!r}", None)
+                if attempt >= self._settings.max_attempts:
+                    raise _GiveUp(f"unexpected: {exc!r}") from exc
+            await asyncio.sleep(wait if wait > 0 else self._backoff(attempt))
+        raise _GiveUp("attempts exhausted")
+
+    async def _record(self, outbox_id: int, index: int, receipt_id: str) -> None:
+        await self._state.run_write(lambda c: record_chunk(c, outbox_id, index, receipt_id, time.time()))
+
+    async def _note(self, item: OutboxItem, error: str, retry_after: float | None) -> float:
+        wait = retry_after if retry_after is not None else 0.0
+        claim = self._settings.claim_s + wait
+        await self._state.run_write(lambda c: note_attempt(c, item.id, error, now=time.time(), claim_s=claim))
+        return wait
+
+    def _backoff(self, attempt: int) -> float:
+        return float(min(self._settings.backoff_initial_s * 2 ** (attempt - 1), self._settings.backoff_max_s))
+
+    async def _give_up(self, item: OutboxItem, reason: str) -> None:
+        _LOG.error("delivery of outbox row %d to %s failed for good: %s", item.id, item.platform, reason)
+        self.failed += 1
+        await self._state.run_write(lambda c: mark_failed(c, item.id, reason))
+        if self._on_failure is not None:
+            self._on_failure(item.platform, reason)

@@ -1,0 +1,263 @@
+"""The admin API under ``/admin``: conversations, messages, search, persons and memory, pairing, reset.
+
+Every route sits behind the ``BearerGuard``; reads go through ``agent_core.state.admin_reads`` on the
+store's reader connections; memory edits go through ``MemoryStores`` with actor "admin", so they are
+threat-scanned, locked and recorded in the audit trail like any other write.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from fastapi import APIRouter, Depends, HTTPException, Query
+from pydantic import BaseModel, Field
+
+from agent_core.memory import MemoryStoreError, MemoryStores
+from agent_core.search import SearchScope, SessionSearch
+from agent_core.state import EndReason, SearchIndexUnavailableError, StateStore
+from agent_core.state import admin_reads as reads
+from gateway.http.access import BearerGuard
+from gateway.identity import PairingError
+
+
+class PairingBook(Protocol):
+    """``gateway.identity.Pairing``: DM pairing requests; approve/deny raise PairingError if unknown."""
+
+    async def list_pending(self) -> Sequence[Any]: ...
+    async def approve(self, code: str) -> Any: ...
+    async def deny(self, code: str) -> Any: ...
+
+
+@dataclass(frozen=True)
+class AdminBackend:
+    """What the admin API reads and changes."""
+
+    state: StateStore
+    memory: MemoryStores
+    pairing: PairingBook | None = None
+    search: SessionSearch | None = None
+
+
+class MemoryEdit(BaseModel):
+    target: Literal["memory", "user", "global"] = "memory"
+    action: Literal["add", "replace", "remove"]
+    content: str | None = Field(default=None, max_length=10_000)
+    old_text: str | None = Field(default=None, max_length=10_000)
+
+
+def _json(value: Any) -> Any:
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_json(v) for v in value]
+    if hasattr(value, "value") and isinstance(getattr(value, "value", None), str):
+        return value.value
+    return value
+
+
+def _page(page: reads.Page[Any]) -> dict[str, Any]:
+    next_offset = page.offset + page.limit if page.offset + page.limit < page.total else None
+    return {
+        "items": _json(page.rows),
+        "total": page.total,
+        "limit": page.limit,
+        "offset": page.offset,
+        "next_offset": next_offset,
+    }
+
+
+def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
+    router = APIRouter(prefix="/admin", dependencies=[Depends(guard)])
+    state, memory = backend.state, backend.memory
+    searcher = backend.search or SessionSearch(state)
+
+    async def conversation_or_404(conversation_id: str) -> reads.ConversationRow:
+        row = await state.run_read(lambda c: reads.conversation_row(c, conversation_id))
+        if row is None:
+            raise HTTPException(404, f"no conversation {conversation_id!r}")
+        return row
+
+    async def person_or_404(person_id: str) -> reads.PersonRow:
+        row = await state.run_read(lambda c: reads.get_person(c, person_id))
+        if row is None:
+            raise HTTPException(404, f"no person {person_id!r}")
+        return row
+
+    @router.get("/conversations")
+    async def conversations(
+        platform: str | None = None,
+        person: str | None = None,
+        active: bool | None = None,
+        limit: int = Query(default=50, ge=1, le=reads.MAX_PAGE),
+        offset: int = Query(default=0, ge=0),
+    ) -> dict[str, Any]:
+        page = await state.run_read(
+            lambda c: reads.list_conversations(
+                c, platform=platform, person_id=person, active=active, limit=limit, offset=offset
+            )
+        )
+        return _page(page)
+
+    @router.get("/conversations/{conversation_id}")
+    async def conversation(conversation_id: str) -> dict[str, Any]:
+        row = await conversation_or_404(conversation_id)
+        segments = await state.lineage(conversation_id)
+        totals = {
+            "input_tokens": sum(s.usage.input_tokens for s in segments),
+            "output_tokens": sum(s.usage.output_tokens for s in segments),
+            "cache_read_tokens": sum(s.usage.cache_read_tokens for s in segments),
+            "cache_write_tokens": sum(s.usage.cache_write_tokens for s in segments),
+            "cost_usd": sum(s.usage.cost_usd for s in segments),
+        }
+        return {
+            "conversation": _json(row),
+            "lineage": [s.id for s in segments],
+            "segments": [
+                {
+                    "id": s.id,
+                    "parent_session_id": s.parent_session_id,
+                    "model": s.model,
+                    "title": s.title,
+                    "started_at": s.started_at,
+                    "ended_at": s.ended_at,
+                    "end_reason": s.end_reason,
+                    "usage": _json(s.usage),
+                    "system_prompt_chars": len(s.system_prompt or ""),
+                }
+                for s in segments
+            ],
+            "usage": totals,
+        }
+
+    @router.get("/conversations/{conversation_id}/messages")
+    async def messages(
+        conversation_id: str,
+        after: int = Query(default=0, ge=0),
+        limit: int = Query(default=100, ge=1, le=reads.MAX_PAGE),
+    ) -> dict[str, Any]:
+        await conversation_or_404(conversation_id)
+        rows = await state.run_read(
+            lambda c: reads.message_page(c, conversation_id, after_id=after, limit=limit)
+        )
+        next_after = rows[-1].id if len(rows) == limit else None
+        return {"items": _json(rows), "next_after": next_after}
+
+    @router.post("/conversations/{conversation_id}/reset")
+    async def reset(conversation_id: str) -> dict[str, Any]:
+        await conversation_or_404(conversation_id)
+        ended = await state.end_conversation(conversation_id, EndReason.RESET)
+        return {"conversation_id": conversation_id, "reset": ended}
+
+    @router.get("/search")
+    async def search(
+        q: str = Query(min_length=1, max_length=500),
+        person: str | None = None,
+        limit: int = Query(default=20, ge=1, le=100),
+    ) -> dict[str, Any]:
+        scope = SearchScope.person(person) if person else SearchScope.all_conversations()
+        try:
+            results = await searcher.search(q, scope, limit=limit, summarise=False)
+        except SearchIndexUnavailableError as exc:
+            raise HTTPException(503, f"search index unavailable: {exc}") from exc
+        found = [
+            {
+                "conversation_id": r.conversation_id,
+                "score": r.score,
+                "title": r.title,
+                "platform": r.platform,
+                "person_id": r.person_id,
+                "started_at": r.started_at,
+                "snippets": [{**s.to_dict(), "untrusted": s.untrusted} for s in r.snippets],
+            }
+            for r in results.conversations
+        ]
+        return {"query": q, "truncated": results.query_truncated, "conversations": found}
+
+    @router.get("/persons")
+    async def persons(
+        limit: int = Query(default=50, ge=1, le=reads.MAX_PAGE), offset: int = Query(default=0, ge=0)
+    ) -> dict[str, Any]:
+        return _page(await state.run_read(lambda c: reads.list_persons(c, limit=limit, offset=offset)))
+
+    @router.get("/persons/{person_id}/memory")
+    async def person_memory(person_id: str) -> dict[str, Any]:
+        person = await person_or_404(person_id)
+        try:
+            views = await memory.show(person_id=person_id)
+        except MemoryStoreError as exc:
+            raise HTTPException(400, str(exc)) from exc
+        audit = await state.run_read(lambda c: reads.memory_audit(c, person_id))
+        return {
+            "person": _json(person),
+            "stores": [
+                {
+                    "target": v.usage.target.value,
+                    "entries": list(v.entries),
+                    "used": v.usage.used,
+                    "limit": v.usage.limit,
+                    "problem": v.usage.problem,
+                }
+                for v in views
+            ],
+            "audit": _json(audit),
+        }
+
+    @router.put("/persons/{person_id}/memory")
+    async def edit_memory(person_id: str, edit: MemoryEdit) -> dict[str, Any]:
+        await person_or_404(person_id)
+        common: dict[str, Any] = {
+            "person_id": person_id,
+            "target": edit.target,
+            "is_admin": True,
+            "actor": "admin",
+        }
+        try:
+            if edit.action == "add":
+                result = await memory.add(content=_required(edit.content, "content"), **common)
+            elif edit.action == "replace":
+                result = await memory.replace(
+                    old_text=_required(edit.old_text, "old_text"),
+                    content=_required(edit.content, "content"),
+                    **common,
+                )
+            else:
+                result = await memory.remove(old_text=_required(edit.old_text, "old_text"), **common)
+        except MemoryStoreError as exc:
+            raise HTTPException(400, str(exc)) from exc
+        body = result.to_dict()
+        if not body.get("success"):
+            raise HTTPException(422, body)
+        return body
+
+    @router.get("/pairing")
+    async def pairing_list() -> dict[str, Any]:
+        return {"pending": _json(list(await _pairing(backend).list_pending()))}
+
+    @router.post("/pairing/{code}/{decision}")
+    async def pairing_decide(code: str, decision: Literal["approve", "deny"]) -> dict[str, Any]:
+        book = _pairing(backend)
+        try:
+            request = await (book.approve(code) if decision == "approve" else book.deny(code))
+        except (PairingError, LookupError, ValueError) as exc:
+            raise HTTPException(404, str(exc)) from exc
+        return {"decision": decision, "request": _json(request)}
+
+    return router
+
+
+def _required(value: str | None, name: str) -> str:
+    if not value:
+        raise HTTPException(422, f"{name} is required for this action")
+    return value
+
+
+def _pairing(backend: AdminBackend) -> PairingBook:
+    if backend.pairing is None:
+        raise HTTPException(404, "pairing is not enabled on this gateway")
+    return backend.pairing

@@ -1,0 +1,126 @@
+"""Prometheus metrics for one process, on a registry of its own (never the global one).
+
+Turns, turn latency, queue depth, delivery failures and model tokens are read from state.db at scrape
+time, so the work of every worker process is counted, not only this one's. Write retries are this
+process's StateStore counter; memory-provider health and inbound outcomes are set by the components
+that know them (``set_provider_health``, ``count_inbound``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from agent_core.state import StateStore
+from agent_core.state.admin_reads import GatewayCounters, finished_turns_since, gateway_counters
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+_LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, float("inf"))
+_TURN_OUTCOMES = {"done": "ok", "failed": "failed"}
+
+
+class _ScrapeCollector(Collector):
+    """Yields the families computed from the last state.db read (refreshed before each scrape)."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        counters = self._metrics.last_counters
+        jobs = dict(counters.jobs_by_state) if counters else {}
+        outbox = dict(counters.outbox_by_state) if counters else {}
+        turns = CounterMetricFamily("mnemogate_turns", "Turns finished, by outcome", labels=["outcome"])
+        for state, outcome in _TURN_OUTCOMES.items():
+            turns.add_metric([outcome], jobs.get(state, 0))
+        yield turns
+        depth = GaugeMetricFamily("mnemogate_queue_depth", "Turn jobs waiting or running", labels=["state"])
+        for state in ("queued", "running"):
+            depth.add_metric([state], jobs.get(state, 0))
+        yield depth
+        failures = CounterMetricFamily("mnemogate_delivery_failures", "Reply chunks given up on (outbox)")
+        failures.add_metric([], outbox.get("failed", 0))
+        yield failures
+        pending = GaugeMetricFamily("mnemogate_outbox_pending", "Reply chunks not yet delivered")
+        pending.add_metric([], outbox.get("pending", 0) + outbox.get("sending", 0))
+        yield pending
+        tokens = CounterMetricFamily("mnemogate_model_tokens", "Model tokens, by kind", labels=["kind"])
+        if counters is not None:
+            for kind, value in (
+                ("input", counters.input_tokens),
+                ("output", counters.output_tokens),
+                ("cache_read", counters.cache_read_tokens),
+                ("cache_write", counters.cache_write_tokens),
+            ):
+                tokens.add_metric([kind], value)
+        yield tokens
+        retries = CounterMetricFamily("mnemogate_db_write_retries", "state.db writes retried on a lock")
+        retries.add_metric([], self._metrics.write_retries())
+        yield retries
+        health = GaugeMetricFamily(
+            "mnemogate_memory_provider_healthy", "1 when the memory provider answers", labels=["provider"]
+        )
+        for name, ok in self._metrics.provider_health():
+            health.add_metric([name], 1.0 if ok else 0.0)
+        yield health
+
+
+class Metrics:
+    """The metrics of one process; ``render()`` refreshes the state.db figures and returns the text."""
+
+    def __init__(self, state: StateStore | None = None) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._state = state
+        self._providers: dict[str, bool] = {"builtin": True}
+        self._provider_probes: dict[str, Callable[[], bool]] = {}
+        self._latest_finished = 0.0
+        self.last_counters: GatewayCounters | None = None
+        self._latency = Histogram(
+            "mnemogate_turn_latency_seconds",
+            "Seconds from a turn job's enqueue to its completion",
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self._inbound = Counter(
+            "mnemogate_inbound_messages",
+            "Inbound messages, by platform and outcome",
+            ["platform", "outcome"],
+            registry=self.registry,
+        )
+        self.registry.register(_ScrapeCollector(self))
+
+    def count_inbound(self, platform: str, outcome: str) -> None:
+        """Count one inbound message (outcome: accepted, duplicate, denied, rate_limited, command)."""
+        self._inbound.labels(platform=platform, outcome=outcome).inc()
+
+    def set_provider_health(self, provider: str, ok: bool) -> None:
+        self._providers[provider] = ok
+
+    def watch_provider(self, provider: str, is_ok: Callable[[], bool]) -> None:
+        """Read ``provider``'s health from ``is_ok`` at every scrape."""
+        self._provider_probes[provider] = is_ok
+
+    def provider_health(self) -> Iterable[tuple[str, bool]]:
+        current = dict(self._providers)
+        current.update({name: probe() for name, probe in self._provider_probes.items()})
+        return sorted(current.items())
+
+    def write_retries(self) -> int:
+        return self._state.write_retries if self._state is not None else 0
+
+    async def refresh(self) -> None:
+        """Read counters and newly finished turns from state.db."""
+        if self._state is None:
+            return
+        self.last_counters = await self._state.run_read(gateway_counters)
+        since = self._latest_finished
+        finished = await self._state.run_read(lambda conn: finished_turns_since(conn, since))
+        for finished_at, seconds in finished:
+            self._latency.observe(seconds)
+            self._latest_finished = max(self._latest_finished, finished_at)
+
+    async def render(self) -> bytes:
+        await self.refresh()
+        return generate_latest(self.registry)

@@ -1,0 +1,166 @@
+"""The web chat's page and JSON/SSE API: one conversation per browser cookie.
+
+``POST /api/chat/messages`` hands the message to the web adapter (durably accepted before it answers);
+``GET /api/chat/messages`` returns the history from state.db (no ``after``) or waits for new replies
+(long poll); ``GET /api/chat/stream`` pushes replies as server-sent events. The cookie is random,
+HttpOnly and SameSite=Lax; a malformed cookie is replaced rather than trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import time
+from collections.abc import AsyncIterator
+from importlib import resources
+
+from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi.responses import HTMLResponse, StreamingResponse
+from pydantic import BaseModel, Field
+
+from agent_core.state import StateStore
+from agent_core.state.admin_reads import MessageRow, chat_transcript, live_conversation_with_prefix
+from gateway.contracts import AdapterError
+from gateway.sessions import KeyScope, SessionKey
+from gateway.webchat import ChannelNotStartedError, Cursor, Delivery, WebChatAdapter
+
+COOKIE = "mnemogate_chat"
+_COOKIE_PATTERN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+_COOKIE_MAX_AGE = 365 * 24 * 3600
+_MAX_WAIT = 60.0
+_STREAM_HEARTBEAT = 15.0
+_STREAM_LIFETIME = 3600.0  # the browser's EventSource reconnects; bounded streams free server resources
+
+
+class PostedMessage(BaseModel):
+    text: str = Field(min_length=1, max_length=20_000)
+    client_message_id: str | None = Field(default=None, max_length=100, pattern=r"^[A-Za-z0-9_.:-]+$")
+
+
+def _page() -> str:
+    return resources.files("gateway.webchat").joinpath("page.html").read_text(encoding="utf-8")
+
+
+def _chat_id(request: Request, response: Response) -> str:
+    """The browser's chat id from its cookie, minting and setting a new one when absent or malformed."""
+    current = request.cookies.get(COOKIE, "")
+    if _COOKIE_PATTERN.match(current):
+        return current
+    chat_id = secrets.token_urlsafe(24)
+    response.set_cookie(
+        COOKIE,
+        chat_id,
+        max_age=_COOKIE_MAX_AGE,
+        httponly=True,
+        samesite="lax",
+        secure=request.url.scheme == "https",
+    )
+    return chat_id
+
+
+def _item(delivery: Delivery, cursor: str) -> dict[str, object]:
+    return {
+        "id": delivery.receipt_id,
+        "role": "assistant",
+        "text": delivery.text,
+        "at": delivery.at,
+        "cursor": cursor,
+    }
+
+
+def _history_item(row: MessageRow) -> dict[str, object]:
+    return {"id": f"m{row.id}", "role": row.role, "text": row.content or "", "at": row.created_at}
+
+
+def webchat_router(adapter: WebChatAdapter, state: StateStore | None) -> APIRouter:
+    """Routes for the page and its API, bound to ``adapter`` (and ``state`` for history)."""
+    router = APIRouter()
+    feed = adapter.feed
+
+    async def history(chat_id: str) -> list[dict[str, object]]:
+        if state is None:
+            return []
+        key = SessionKey(platform=adapter.name, scope=KeyScope.DM, chat_id=chat_id).to_string()
+        # Any key for this browser chat (whatever per-user/thread parts the gateway adds) shares the prefix.
+        prefix = key.rsplit(":", 2)[0] + ":"
+        conversation_id = await state.run_read(lambda c: live_conversation_with_prefix(c, prefix))
+        if conversation_id is None:
+            return []
+        tip = await state.resolve_tip(conversation_id)
+        rows = await state.run_read(lambda c: chat_transcript(c, tip.id))
+        return [_history_item(row) for row in rows]
+
+    @router.get("/", response_class=HTMLResponse)
+    async def page(request: Request) -> HTMLResponse:
+        response = HTMLResponse(_page(), headers={"Cache-Control": "no-store"})
+        _chat_id(request, response)
+        return response
+
+    @router.post("/api/chat/messages")
+    async def post_message(body: PostedMessage, request: Request, response: Response) -> dict[str, object]:
+        chat_id = _chat_id(request, response)
+        try:
+            event_id = await adapter.submit(chat_id, body.text, body.client_message_id)
+        except ChannelNotStartedError as exc:
+            raise HTTPException(503, str(exc)) from exc
+        except AdapterError as exc:
+            raise HTTPException(503, f"the message could not be accepted: {exc}") from exc
+        return {"accepted": True, "event_id": event_id}
+
+    @router.get("/api/chat/messages")
+    async def get_messages(
+        request: Request,
+        response: Response,
+        after: str | None = None,
+        wait: float = Query(default=0.0, ge=0.0),
+    ) -> dict[str, object]:
+        chat_id = _chat_id(request, response)
+        if after is None:
+            # Cursor before history: a reply racing the read may show twice, never zero times.
+            cursor = feed.position().to_string()
+            return {"messages": await history(chat_id), "cursor": cursor}
+        items = await feed.wait(chat_id, Cursor.parse(after), min(wait, _MAX_WAIT))
+        cursor = Cursor(feed.epoch, items[-1].seq).to_string() if items else _resume(after, feed.epoch)
+        return {
+            "messages": [_item(d, Cursor(feed.epoch, d.seq).to_string()) for d in items],
+            "cursor": cursor,
+        }
+
+    @router.get("/api/chat/stream")
+    async def stream(request: Request, after: str | None = None) -> StreamingResponse:
+        cookie_holder = Response()
+        chat_id = _chat_id(request, cookie_holder)
+        response = StreamingResponse(
+            _events(request, chat_id, after or request.headers.get("last-event-id")),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+        for name, value in cookie_holder.raw_headers:
+            if name == b"set-cookie":
+                response.raw_headers.append((name, value))
+        return response
+
+    async def _events(request: Request, chat_id: str, after: str | None) -> AsyncIterator[str]:
+        cursor = Cursor.parse(after) or feed.position()
+        deadline = time.monotonic() + _STREAM_LIFETIME
+        yield "retry: 2000\n\n"
+        while time.monotonic() < deadline and not feed.closed:
+            if await request.is_disconnected():
+                return
+            items = await feed.wait(chat_id, cursor, _STREAM_HEARTBEAT)
+            if not items:
+                yield ": keep-alive\n\n"
+                continue
+            for delivery in items:
+                cursor = Cursor(feed.epoch, delivery.seq)
+                data = json.dumps(_item(delivery, cursor.to_string()))
+                yield f"id: {cursor.to_string()}\ndata: {data}\n\n"
+
+    return router
+
+
+def _resume(after: str, epoch: str) -> str:
+    """The cursor to hand back when nothing arrived: the same one, unless it was from another epoch."""
+    parsed = Cursor.parse(after)
+    return after if parsed is not None and parsed.epoch == epoch else Cursor(epoch, 0).to_string()

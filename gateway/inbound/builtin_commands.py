@@ -1,0 +1,134 @@
+"""The built-in chat commands: /help, /new (/reset), /stop, /status, /memory, /compress, /link, /whoami.
+
+Invariants: commands never enter the turn queue (they answer at once, even mid-turn); every command acts
+only for its sender — /memory shows the sender's own memory, /status and /stop their own conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+
+from agent_core.agent import TurnScope
+from agent_core.memory import MemoryStores
+from agent_core.state import EndReason, StateStore, TokenUsage
+from gateway.queue import TurnQueue, principal_for
+
+from .command_table import Command, CommandCall, CommandTable
+
+Compressor = Callable[[TurnScope], Awaitable[str]]
+"""Compress a conversation now; returns the text to show the user."""
+
+LinkHandler = Callable[[CommandCall], Awaitable[str]]
+"""The whole /link command (issue a code, or redeem ``argument``); returns the reply."""
+
+NO_COMPRESSION = "Compression is not available in this version yet."
+
+
+@dataclass(frozen=True)
+class CommandServices:
+    state: StateStore
+    queue: TurnQueue
+    memory: MemoryStores
+    model_name: str
+    link: LinkHandler | None = None
+    compress: Compressor | None = None
+
+
+class BuiltinCommands:
+    def __init__(self, services: CommandServices) -> None:
+        self._s = services
+        self.table = CommandTable(
+            [
+                Command("help", "list the commands", self.help),
+                Command("new", "end this conversation and start a fresh one", self.new, aliases=("reset",)),
+                Command("stop", "stop the reply being written and drop queued messages", self.stop),
+                Command("status", "this conversation, its token use and the queue", self.status),
+                Command("memory", "what I remember about you", self.memory),
+                Command("compress", "summarise this conversation now to free context", self.compress),
+                Command("link", "join your accounts on several platforms", self.link, usage="[CODE]"),
+                Command("whoami", "your person id and account", self.whoami),
+            ]
+        )
+
+    async def help(self, call: CommandCall) -> str:
+        return self.table.help_text()
+
+    async def new(self, call: CommandCall) -> str:
+        await self._s.queue.stop(call.key)
+        reason = EndReason.RESET if call.name == "reset" else EndReason.NEW
+        principal = principal_for(call.message, call.person)
+        await self._s.state.start_new_conversation(call.key.to_string(), principal, reason=reason.value)
+        return "Started a new conversation. Your memory is kept; the chat history starts fresh."
+
+    async def stop(self, call: CommandCall) -> str:
+        stopped = await self._s.queue.stop(call.key)
+        return "Stopped." if stopped else "Nothing is running."
+
+    async def status(self, call: CommandCall) -> str:
+        live = await self._s.state.live_conversation(call.key.to_string())
+        if live is None:
+            return f"No conversation yet — send a message to start one.\nModel: {self._s.model_name}"
+        segments = await self._s.state.lineage(live.id)
+        usage = _total(segment.usage for segment in segments)
+        queue = await self._s.queue.queue_state(live.id)
+        if queue.running:
+            waiting = f"; {queue.queued} waiting" if queue.queued else ""
+            queue_text = f"a reply is being written{waiting}"
+        else:
+            queue_text = f"{queue.queued} waiting" if queue.queued else "idle"
+        return "\n".join(
+            [
+                f"Conversation: {live.id}",
+                f"Segments: {len(segments)}",
+                f"Tokens: {usage.input_tokens:,} in, {usage.output_tokens:,} out, "
+                f"{usage.cache_read_tokens:,} cache read, {usage.cache_write_tokens:,} cache write",
+                f"Queue: {queue_text}",
+                f"Model: {self._s.model_name}",
+            ]
+        )
+
+    async def memory(self, call: CommandCall) -> str:
+        lines = []
+        for view in await self._s.memory.show(person_id=call.person.person_id):
+            usage = view.usage
+            lines.append(f"{usage.target.value}: {usage.used:,}/{usage.limit:,} chars")
+            lines += [f"  - {entry}" for entry in view.entries] or ["  (empty)"]
+        return "\n".join(lines) or "I don't remember anything about you yet."
+
+    async def compress(self, call: CommandCall) -> str:
+        if self._s.compress is None:
+            return NO_COMPRESSION
+        live = await self._s.state.live_conversation(call.key.to_string())
+        if live is None:
+            return "There is no conversation to compress yet."
+        scope = TurnScope(
+            conversation_id=live.id,
+            person_id=call.person.person_id,
+            is_admin=call.person.is_admin,
+            platform=call.message.platform,
+        )
+        return await self._s.compress(scope)
+
+    async def link(self, call: CommandCall) -> str:
+        if self._s.link is None:
+            return "Linking accounts is not available here."
+        return await self._s.link(call)
+
+    async def whoami(self, call: CommandCall) -> str:
+        sender = call.message.sender
+        role = "admin" if call.person.is_admin else "not an admin"
+        return f"Person: {call.person.person_id}\nAccount: {sender.platform}:{sender.user_id}\nRole: {role}"
+
+
+def _total(usages: Iterable[TokenUsage]) -> TokenUsage:
+    total = TokenUsage()
+    for usage in usages:
+        total = TokenUsage(
+            total.input_tokens + usage.input_tokens,
+            total.output_tokens + usage.output_tokens,
+            total.cache_read_tokens + usage.cache_read_tokens,
+            total.cache_write_tokens + usage.cache_write_tokens,
+            total.cost_usd + usage.cost_usd,
+        )
+    return total

@@ -1,0 +1,155 @@
+"""The inbound pipeline: every adapter's sink. A message passes the stages in order until one stops it.
+
+dedupe -> ignore bots -> access -> rate limit -> command table -> turn queue. Each stage returns the
+(possibly enriched) context to continue, or a ``Stop`` naming why processing ended. Invariants: a refused
+sender never reaches the queue or a command; a notice or command reply is queued through the outbox under
+a key derived from the event id, so a platform retry never sends it twice; ``handle`` returns only once the
+message is durably recorded (or deliberately dropped), so the adapter may acknowledge the platform then.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+
+from gateway.access import AccessControl, Admitted, RateLimiter
+from gateway.contracts import InboundMessage
+from gateway.delivery import Outbox
+from gateway.identity import Person
+from gateway.queue import TurnQueue
+from gateway.sessions import SessionKey
+
+from .command_table import CommandCall, CommandTable
+from .session_rules import session_key_for
+from .settings import SessionSettings
+
+_LOG = logging.getLogger("mnemogate.inbound")
+
+
+@dataclass(frozen=True)
+class InboundContext:
+    message: InboundMessage
+    key: SessionKey
+    person: Person | None = None
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why processing of a message ended: duplicate, bot, denied, rate_limited, command, queued."""
+
+    reason: str
+    conversation_id: str | None = None
+
+
+Stage = Callable[[InboundContext], Awaitable[InboundContext | Stop]]
+OutcomeObserver = Callable[[str, str], None]
+"""Told (platform, outcome) for every message: accepted, duplicate, bot, denied, rate_limited, command."""
+
+
+class InboundPipeline:
+    """Built once per process by the composition root; ``handle`` is the adapters' ``InboundSink``."""
+
+    def __init__(
+        self,
+        *,
+        queue: TurnQueue,
+        outbox: Outbox,
+        access: AccessControl,
+        limiter: RateLimiter,
+        commands: CommandTable,
+        sessions: SessionSettings,
+        observer: OutcomeObserver | None = None,
+    ) -> None:
+        self._observer = observer
+        self._queue = queue
+        self._outbox = outbox
+        self._access = access
+        self._limiter = limiter
+        self._commands = commands
+        self._sessions = sessions
+        self.stages: Sequence[Stage] = (
+            self._dedupe,
+            self._ignore_bots,
+            self._admit,
+            self._rate_limit,
+            self._command,
+            self._enqueue,
+        )
+
+    async def handle(self, message: InboundMessage) -> None:
+        await self.process(message)
+
+    async def process(self, message: InboundMessage) -> Stop:
+        context = InboundContext(message, session_key_for(message, self._sessions))
+        for stage in self.stages:
+            outcome = await stage(context)
+            if isinstance(outcome, Stop):
+                _LOG.debug("event %s:%s stopped: %s", message.platform, message.event_id, outcome.reason)
+                if self._observer is not None:
+                    self._observer(
+                        message.platform, "accepted" if outcome.reason == "queued" else outcome.reason
+                    )
+                return outcome
+            context = outcome
+        raise AssertionError("the last stage always stops")
+
+    async def _dedupe(self, context: InboundContext) -> InboundContext | Stop:
+        return Stop("duplicate") if await self._queue.seen(context.message) else context
+
+    async def _ignore_bots(self, context: InboundContext) -> InboundContext | Stop:
+        # Our own echoes and other bots: answering them risks bot-to-bot loops.
+        return Stop("bot") if context.message.sender.is_bot else context
+
+    async def _admit(self, context: InboundContext) -> InboundContext | Stop:
+        decision = await self._access.admit(context.message)
+        if isinstance(decision, Admitted):
+            return replace(context, person=decision.person)
+        await self._refuse(context.message, decision.notice, "denied")
+        return Stop("denied")
+
+    async def _rate_limit(self, context: InboundContext) -> InboundContext | Stop:
+        person = _person(context)
+        decision = self._limiter.check(person.person_id)
+        if decision.allowed:
+            return context
+        await self._refuse(context.message, decision.notice, "rate_limited")
+        return Stop("rate_limited")
+
+    async def _command(self, context: InboundContext) -> InboundContext | Stop:
+        parsed = self._commands.parse(context.message.text)
+        if parsed is None:
+            return context
+        command, name, argument = parsed
+        message = context.message
+        if not await self._queue.record_event(message, "command"):
+            return Stop("duplicate")
+        call = CommandCall(name, argument, message, _person(context), context.key)
+        reply = await command.handler(call)
+        await self._outbox.notify(
+            message.chat,
+            reply,
+            idempotency_key=f"cmd:{message.platform}:{message.event_id}",
+            kind="command",
+            reply_to=message.message_id,
+        )
+        return Stop("command")
+
+    async def _enqueue(self, context: InboundContext) -> InboundContext | Stop:
+        result = await self._queue.enqueue(context.message, context.key, _person(context))
+        if result.duplicate:
+            return Stop("duplicate")
+        return Stop("queued", result.conversation_id)
+
+    async def _refuse(self, message: InboundMessage, notice: str | None, kind: str) -> None:
+        if not await self._queue.record_event(message, kind) or notice is None:
+            return
+        await self._outbox.notify(
+            message.chat, notice, idempotency_key=f"{kind}:{message.platform}:{message.event_id}", kind=kind
+        )
+
+
+def _person(context: InboundContext) -> Person:
+    if context.person is None:
+        raise AssertionError("the access stage runs before any stage that needs the person")
+    return context.person

@@ -1,0 +1,111 @@
+"""The in-memory feed of delivered replies per chat, which browsers and API callers wait on.
+
+Invariants: every delivery gets a sequence number that only grows within one feed; a delivery whose
+idempotency key was already published to that chat is not published again (a delivery retry never shows
+a reply twice); memory is bounded (``per_chat`` items per chat, ``max_chats`` chats, least recently used
+dropped). The feed is not durable: after a restart a browser reloads its history from state.db, which is
+why cursors carry the feed's random epoch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One reply chunk as delivered to a chat."""
+
+    seq: int
+    receipt_id: str
+    text: str
+    at: float
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """A position in one feed; a cursor from another epoch (a restarted process) means "from the start"."""
+
+    epoch: str
+    seq: int
+
+    def to_string(self) -> str:
+        return f"{self.epoch}.{self.seq}"
+
+    @classmethod
+    def parse(cls, text: str | None) -> Cursor | None:
+        if not text:
+            return None
+        epoch, _, seq = text.partition(".")
+        if not seq.isdigit() or len(seq) > 18:
+            return None
+        return cls(epoch, int(seq))
+
+
+class ChatFeed:
+    """Delivered replies per chat id, with waiters woken on every publish."""
+
+    def __init__(self, *, per_chat: int = 200, max_chats: int = 10_000) -> None:
+        self.epoch = secrets.token_hex(4)
+        self._per_chat = per_chat
+        self._max_chats = max_chats
+        self._chats: OrderedDict[str, deque[Delivery]] = OrderedDict()
+        self._seq = 0
+        self._changed = asyncio.Condition()
+        self._closed = False
+
+    def position(self) -> Cursor:
+        """The cursor just after everything published so far."""
+        return Cursor(self.epoch, self._seq)
+
+    async def publish(self, chat_id: str, receipt_id: str, text: str) -> Delivery:
+        """Record one delivery for ``chat_id`` (once per receipt id) and wake its waiters."""
+        items = self._chats.get(chat_id)
+        if items is None:
+            items = self._chats[chat_id] = deque(maxlen=self._per_chat)
+            while len(self._chats) > self._max_chats:
+                self._chats.popitem(last=False)
+        else:
+            self._chats.move_to_end(chat_id)
+            for existing in items:
+                if existing.receipt_id == receipt_id:
+                    return existing
+        self._seq += 1
+        delivery = Delivery(self._seq, receipt_id, text, time.time())
+        items.append(delivery)
+        async with self._changed:
+            self._changed.notify_all()
+        return delivery
+
+    def since(self, chat_id: str, cursor: Cursor | None) -> list[Delivery]:
+        """Deliveries to ``chat_id`` after ``cursor`` (all kept ones for a missing or foreign cursor)."""
+        after = cursor.seq if cursor is not None and cursor.epoch == self.epoch else 0
+        return [item for item in self._chats.get(chat_id, ()) if item.seq > after]
+
+    async def wait(self, chat_id: str, cursor: Cursor | None, timeout: float) -> list[Delivery]:  # noqa: ASYNC109
+        """Deliveries after ``cursor``, waiting up to ``timeout`` seconds for the first one."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        # Checking under the condition's lock closes the gap between "nothing yet" and "start waiting".
+        async with self._changed:
+            while True:
+                found = self.since(chat_id, cursor)
+                remaining = deadline - time.monotonic()
+                if found or remaining <= 0 or self._closed:
+                    return found
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), remaining)
+
+    async def close(self) -> None:
+        """Wake every waiter so long polls and streams end promptly at shutdown."""
+        self._closed = True
+        async with self._changed:
+            self._changed.notify_all()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed

@@ -1,0 +1,74 @@
+"""``mnemogate pair``: the operator approves or denies a waiting user from a real, separate process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from agent_core.state import StateStore
+from gateway.access import AccessControl, AccessSettings, Admitted, Denied
+from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
+
+PAIRING_ON = "access:\n  telegram:\n    pairing: true\n"
+
+
+def pair(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``mnemogate pair ARGS`` in a fresh process."""
+    command = [sys.executable, "-m", "gateway.cli", "pair", *args, "--home", str(home)]
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, check=False)
+
+
+def dm_from(user_id: str) -> InboundMessage:
+    sender = UserRef("telegram", user_id, display_name="Grace")
+    return InboundMessage(
+        event_id=f"e{user_id}", chat=ChatRef("telegram", user_id, ChatKind.DM), sender=sender, text="hi"
+    )
+
+
+async def pending_code(home: Path, user_id: str) -> str:
+    settings = AccessSettings.model_validate({"telegram": {"pairing": True}})
+    async with StateStore(home) as state:
+        denied = await AccessControl(settings, state).admit(dm_from(user_id))
+    assert isinstance(denied, Denied) and denied.notice is not None
+    return denied.notice.split("pairing code is ")[1][:8]
+
+
+async def admit(home: Path, user_id: str) -> Admitted | Denied:
+    settings = AccessSettings.model_validate({"telegram": {"pairing": True}})
+    async with StateStore(home) as state:
+        return await AccessControl(settings, state).admit(dm_from(user_id))
+
+
+async def test_an_approved_user_is_admitted_and_a_denied_one_is_not(home: Path) -> None:
+    (home / "config.yaml").write_text(PAIRING_ON, encoding="utf-8")
+    grace = await pending_code(home, "42")
+    mallory = await pending_code(home, "666")
+
+    listed = pair(home, "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert {(r["code"], r["account_id"], r["state"]) for r in json.loads(listed.stdout)} == {
+        (grace, "42", "pending"),
+        (mallory, "666", "pending"),
+    }
+
+    approved = pair(home, "approve", grace.lower())
+    assert approved.returncode == 0, approved.stderr
+    assert f"approved: {grace}  telegram:42 (Grace)" in approved.stdout
+    denied = pair(home, "deny", mallory)
+    assert denied.returncode == 0, denied.stderr
+
+    assert isinstance(await admit(home, "42"), Admitted)
+    assert isinstance(await admit(home, "666"), Denied)
+    assert "no pending pairing requests" in pair(home, "list").stdout
+    everything = pair(home, "list", "--all").stdout
+    assert "approved" in everything and "denied" in everything
+
+
+def test_unknown_codes_fail_with_a_message_and_no_traceback(home: Path) -> None:
+    result = pair(home, "approve", "ZZZZZZZZ")
+    assert result.returncode == 1
+    assert "no pairing request has code ZZZZZZZZ" in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,91 @@
+"""Fixtures: a real runtime on a temporary home, the app with every part mounted, served by real uvicorn."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from pydantic import SecretStr
+
+from gateway.config import Home, HttpSettings, Settings
+from gateway.http import AdminBackend, Metrics, PairingBook, Readiness, adapters_probe, create_app, serve_http
+from gateway.runtime import Runtime, open_runtime
+from gateway.webchat import WebChatAdapter
+from tests.gateway.http.turn_double import InlineTurns
+
+ADMIN_TOKEN = "admin-secret-token-123"
+API_TOKEN = "api-secret-token-456"
+
+
+@dataclass
+class Gateway:
+    runtime: Runtime
+    app: FastAPI
+    web: WebChatAdapter
+    api: WebChatAdapter
+    turns: InlineTurns
+    metrics: Metrics
+    base_url: str = ""
+
+    def client(self, **kwargs: object) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.base_url, timeout=10, **kwargs)  # type: ignore[arg-type]
+
+    def admin(self) -> httpx.AsyncClient:
+        return self.client(headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+
+
+GatewayFactory = Callable[..., Awaitable[Gateway]]
+
+
+@pytest.fixture
+async def runtime(home: Path) -> AsyncIterator[Runtime]:
+    async with open_runtime(Home(home), Settings()) as rt:
+        yield rt
+
+
+def build_app(
+    runtime: Runtime, *, admin_token: str | None = ADMIN_TOKEN, pairing: PairingBook | None = None
+) -> Gateway:
+    web, api = WebChatAdapter("web"), WebChatAdapter("api")
+    turns = InlineTurns(runtime, {"web": web, "api": api})
+    metrics = Metrics(runtime.state)
+    http = HttpSettings(
+        admin_token=SecretStr(admin_token) if admin_token else None,
+        api_token=SecretStr(API_TOKEN),
+        api_reply_timeout_s=10,
+    )
+
+    async def state_probe() -> str:
+        await runtime.state.check_writable()
+        return "ok"
+
+    readiness = Readiness({"state_db": state_probe, "adapters": adapters_probe([web, api])})
+    app = create_app(
+        readiness,
+        http=http,
+        state=runtime.state,
+        webchat=web,
+        api_channel=api,
+        metrics=metrics,
+        admin=AdminBackend(runtime.state, runtime.memory, pairing),
+    )
+    return Gateway(runtime, app, web, api, turns, metrics)
+
+
+@pytest.fixture
+async def gateway(runtime: Runtime) -> AsyncIterator[Gateway]:
+    """Every part mounted and started, served on a free port of 127.0.0.1."""
+    gw = build_app(runtime)
+    await gw.web.start(gw.turns.handle)
+    await gw.api.start(gw.turns.handle)
+    async with serve_http(gw.app, "127.0.0.1", 0) as server:
+        port = server.servers[0].sockets[0].getsockname()[1]
+        gw.base_url = f"http://127.0.0.1:{port}"
+        yield gw
+        await gw.web.stop()
+        await gw.api.stop()
+        await gw.turns.drain()

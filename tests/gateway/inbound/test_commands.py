@@ -1,0 +1,111 @@
+"""Chat commands: answered at once (even mid-turn), only for the sender, once per platform event."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from gateway.inbound import NO_COMPRESSION, BuiltinCommands, CommandCall, CommandServices
+from gateway.sessions import KeyScope, SessionKey
+
+from ..delivery.recording_adapter import dm
+from ..queue.clients import PacedClient
+from ..queue.harness import backbone, open_config
+
+COMMANDS = ("help", "new", "stop", "status", "memory", "compress", "link", "whoami")
+
+
+async def test_help_lists_every_command_from_the_table(home: Path) -> None:
+    async with backbone(home) as b:
+        await b.gateway.pipeline.handle(dm("/help", event="e1"))
+        (text,) = await b.wait_sent(1)
+        for name in COMMANDS:
+            assert f"/{name}" in text
+        assert "/reset" in text
+        assert await b.jobs() == []
+
+
+async def test_a_retried_command_runs_once(home: Path) -> None:
+    async with backbone(home) as b:
+        await b.gateway.pipeline.handle(dm("hello", event="e1"))
+        await b.wait_sent(1)
+        new = dm("/new", event="e2")
+        outcomes = [await b.gateway.pipeline.process(new) for _ in range(3)]
+        assert [o.reason for o in outcomes] == ["command", "duplicate", "duplicate"]
+        await b.wait_sent(2)
+        conversations = await b.runtime.state.run_read(
+            lambda c: c.execute("SELECT end_reason FROM conversations ORDER BY created_at").fetchall()
+        )
+        assert conversations == [("new",), (None,)]  # ended once, one fresh conversation
+
+
+async def test_new_and_reset_end_the_conversation_with_their_reason(home: Path) -> None:
+    async with backbone(home) as b:
+        first = await b.gateway.pipeline.process(dm("hello", event="e1"))
+        await b.wait_sent(1)
+        await b.gateway.pipeline.handle(dm("/reset", event="e2"))
+        await b.wait_sent(2)
+        second = await b.gateway.pipeline.process(dm("hello again", event="e3"))
+        assert await b.wait_sent(3)
+        assert first.conversation_id != second.conversation_id
+        ended = await b.runtime.state.get_conversation(first.conversation_id or "")
+        assert ended is not None and ended.end_reason == "reset"
+        assert b.adapter.texts()[2] == "echo: hello again"  # no history from the old conversation
+
+
+async def test_status_reports_conversation_tokens_queue_and_model_even_mid_turn(home: Path) -> None:
+    gate = asyncio.Event()
+    client = PacedClient(gate=gate)
+    async with backbone(home, client=client) as b:
+        first = await b.gateway.pipeline.process(dm("hello", event="e1"))
+        await asyncio.wait_for(client.started.wait(), 5)
+        await b.gateway.pipeline.handle(dm("/status", event="e2"))
+        (status,) = await b.wait_sent(1)
+        assert f"Conversation: {first.conversation_id}" in status
+        assert "Segments: 1" in status and "a reply is being written" in status
+        gate.set()
+        await b.wait_sent(2)
+        await b.gateway.pipeline.handle(dm("/status", event="e3"))
+        status = (await b.wait_sent(3))[-1]
+        assert "10 in, 3 out, 7 cache read" in status and "Queue: idle" in status
+
+
+async def test_memory_shows_only_the_senders_own_memory(home: Path) -> None:
+    async with backbone(home) as b:
+        ada = await b.gateway.access.accounts.person_for(dm("x", user="ada", event="x").sender)
+        await b.runtime.memory.add(person_id=ada.person_id, target="user", content="Ada likes tea")
+        await b.gateway.pipeline.handle(dm("/memory", user="ada", event="e1"))
+        await b.gateway.pipeline.handle(dm("/memory", user="bob", event="e2"))
+        await b.wait_sent(2)
+        assert "Ada likes tea" in b.adapter.texts("dm-ada")[0]
+        assert "Ada likes tea" not in b.adapter.texts("dm-bob")[0]
+
+
+async def test_whoami_and_link(home: Path) -> None:
+    config = open_config(access={"test": {"mode": "open"}, "admins": ["test:root"]})
+    async with backbone(home, config=config) as b:
+        await b.gateway.pipeline.handle(dm("/whoami", user="root", event="e1"))
+        await b.gateway.pipeline.handle(dm("/link", user="ada", event="e2"))
+        await b.wait_sent(2)
+        whoami = b.adapter.texts("dm-root")[0]
+        assert "Account: test:root" in whoami and "Role: admin" in whoami
+        assert "link code" in b.adapter.texts("dm-ada")[0]
+
+
+async def test_compress_says_plainly_when_it_is_not_available(home: Path) -> None:
+    async with backbone(home) as b:
+        services = CommandServices(
+            state=b.runtime.state, queue=b.gateway.queue, memory=b.runtime.memory, model_name="m"
+        )
+        table = BuiltinCommands(services).table
+        parsed = table.parse("/compress@mnemo_bot")
+        assert parsed is not None and parsed[0].name == "compress"
+        await b.gateway.pipeline.handle(dm("hello", event="e1"))
+        await b.wait_sent(1)
+        command, name, argument = parsed
+        person = await b.gateway.access.accounts.person_for(dm("x", event="x").sender)
+        key = SessionKey("test", KeyScope.DM, "dm-ada")
+        reply = await command.handler(CommandCall(name, argument, dm("/compress", event="e2"), person, key))
+        assert reply == NO_COMPRESSION
+        await b.gateway.pipeline.handle(dm("/compress", event="e3"))
+        assert len(await b.wait_sent(2)) == 2  # the wired compressor answers with some text

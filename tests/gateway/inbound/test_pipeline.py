@@ -1,0 +1,78 @@
+"""The inbound pipeline: bots ignored, unknown users refused or paired, rate limits, session keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gateway.access import NOT_ALLOWED
+from gateway.contracts import ChatKind, InboundMessage
+
+from ..delivery.recording_adapter import dm
+from ..queue.harness import backbone, open_config
+
+
+def in_group(text: str, user: str, event: str, *, thread: str | None = None) -> InboundMessage:
+    kind = ChatKind.GROUP if thread is None else ChatKind.THREAD
+    return dm(text, user=user, event=event, chat_id="g1", kind=kind, thread_id=thread)
+
+
+async def test_an_unknown_user_is_refused_once_and_never_gets_a_turn(home: Path) -> None:
+    async with backbone(home, config={}) as b:
+        first = await b.gateway.pipeline.process(dm("hi", user="mallory", event="e1"))
+        second = await b.gateway.pipeline.process(dm("hi again", user="mallory", event="e2"))
+        assert (first.reason, second.reason) == ("denied", "denied")
+        assert await b.wait_sent(1) == [NOT_ALLOWED]
+        assert await b.jobs() == []
+        assert b.adapter.texts() == [NOT_ALLOWED]
+
+
+async def test_with_pairing_on_an_unknown_user_gets_a_pairing_code(home: Path) -> None:
+    async with backbone(home, config={"access": {"test": {"pairing": True}}}) as b:
+        await b.gateway.pipeline.process(dm("hi", user="newbie", event="e1"))
+        (notice,) = await b.wait_sent(1)
+        pending = await b.gateway.access.pairing.list_pending()
+        assert len(pending) == 1 and pending[0].code in notice
+        assert await b.jobs() == []
+
+
+async def test_an_allowlisted_user_is_answered(home: Path) -> None:
+    async with backbone(home, config={"access": {"test": {"allow": ["ada"]}}}) as b:
+        outcome = await b.gateway.pipeline.process(dm("hello", user="ada", event="e1"))
+        assert outcome.reason == "queued"
+        assert await b.wait_sent(1) == ["echo: hello"]
+
+
+async def test_bots_including_ourselves_are_ignored(home: Path) -> None:
+    async with backbone(home) as b:
+        outcome = await b.gateway.pipeline.process(dm("beep", user="otherbot", event="e1", is_bot=True))
+        assert outcome.reason == "bot"
+        assert await b.jobs() == []
+
+
+async def test_over_the_rate_limit_a_person_gets_one_polite_notice(home: Path) -> None:
+    config = open_config(rate_limit={"capacity": 1, "refill_s": 3600})
+    async with backbone(home, config=config) as b:
+        reasons = [(await b.gateway.pipeline.process(dm(f"m{n}", event=f"e{n}"))).reason for n in range(3)]
+        assert reasons == ["queued", "rate_limited", "rate_limited"]
+        sent = await b.wait_sent(2)
+        assert len(sent) == 2 and "echo: m0" in sent
+        assert len(await b.jobs()) == 1
+
+
+async def test_a_plain_group_has_one_conversation_per_user_and_a_thread_one_shared(home: Path) -> None:
+    async with backbone(home) as b:
+        a = await b.gateway.pipeline.process(in_group("from ada", "ada", "e1"))
+        c = await b.gateway.pipeline.process(in_group("from cy", "cy", "e2"))
+        assert a.conversation_id != c.conversation_id
+        t1 = await b.gateway.pipeline.process(in_group("in thread", "ada", "e3", thread="t9"))
+        t2 = await b.gateway.pipeline.process(in_group("me too", "cy", "e4", thread="t9"))
+        assert t1.conversation_id == t2.conversation_id
+        assert t1.conversation_id not in (a.conversation_id, c.conversation_id)
+
+
+async def test_group_scope_is_configurable_per_platform(home: Path) -> None:
+    config = open_config(sessions={"platforms": {"test": {"group": "shared"}}})
+    async with backbone(home, config=config) as b:
+        a = await b.gateway.pipeline.process(in_group("from ada", "ada", "e1"))
+        c = await b.gateway.pipeline.process(in_group("from cy", "cy", "e2"))
+        assert a.conversation_id == c.conversation_id

@@ -1,0 +1,84 @@
+"""``kill -9`` of a worker mid-turn, and SIGTERM drain, with a slow model served by a fake OpenAI server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+from agent_core.llm.fakes import FakeOpenAIServer, FakeReply
+from agent_core.state import StateStore
+
+from .gateway_fleet import message, queue_for, rows, start_worker, stop_worker, write_config
+
+SLOW = FakeReply(text="the answer", chunks=10, chunk_delay_s=0.25)
+
+
+def _config(fake: FakeOpenAIServer, **queue: object) -> dict[str, object]:
+    return {
+        "model": {"provider": "openai", "model": "fake", "base_url": fake.base_url, "max_attempts": 1},
+        "queue": {"lease_s": 1.5, **queue},
+    }
+
+
+async def _job(state: StateStore) -> tuple[object, ...]:
+    (job,) = await rows(state, "SELECT state, attempts, claimed_by, error FROM turn_jobs")
+    return job
+
+
+async def _wait_job(state: StateStore, wanted: str, timeout: float) -> tuple[object, ...]:  # noqa: ASYNC109
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = await _job(state)
+        if job[0] == wanted:
+            return job
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"job never reached {wanted!r}: {await _job(state)}")
+
+
+async def test_kill_9_mid_turn_the_turn_completes_on_another_worker_with_one_reply(home: Path) -> None:
+    async with FakeOpenAIServer(default=SLOW) as fake, StateStore(home) as state:
+        write_config(home, _config(fake))
+        doomed = start_worker(home)
+        survivor = None
+        try:
+            await queue_for(state).enqueue(*message(1, 0))
+            await fake.wait_for_requests(1, timeout_s=20)
+            assert (await _job(state))[0] == "running"
+            os.kill(doomed.pid, signal.SIGKILL)
+            doomed.process.wait(10)
+            survivor = start_worker(home)
+            job = await _wait_job(state, "done", timeout=30)
+            assert job[1] == 2, "the job ran twice: once killed, once to completion"
+            replies = await rows(state, "SELECT text, kind FROM outbox")
+            assert replies == [("the answer", "reply")]
+            roles = await rows(state, "SELECT role, content FROM messages ORDER BY id")
+            assert roles == [("user", "message 0 of conversation 1"), ("assistant", "the answer")]
+            assert await rows(state, "SELECT * FROM leases") == []
+        finally:
+            if survivor is not None:
+                assert stop_worker(survivor) == 0
+            if doomed.process.poll() is None:
+                doomed.process.kill()
+
+
+async def test_sigterm_drains_and_releases_the_lease_then_another_worker_answers(home: Path) -> None:
+    async with FakeOpenAIServer(default=SLOW) as fake, StateStore(home) as state:
+        write_config(home, _config(fake, drain_grace_s=0.2))
+        first = start_worker(home)
+        await queue_for(state).enqueue(*message(1, 0))
+        await fake.wait_for_requests(1, timeout_s=20)
+        started = time.monotonic()
+        assert stop_worker(first) == 0
+        assert time.monotonic() - started < 10
+        job = await _job(state)
+        assert job[0] == "queued" and job[2] is None
+        assert await rows(state, "SELECT * FROM leases") == []
+        second = start_worker(home)
+        try:
+            await _wait_job(state, "done", timeout=30)
+            assert await rows(state, "SELECT text FROM outbox") == [("the answer",)]
+        finally:
+            assert stop_worker(second) == 0
