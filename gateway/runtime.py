@@ -13,7 +13,8 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import AsyncIterator, Callable
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
 from agent_core.agent import SegmentPrompts, Toolbox, TurnRunner, TurnScope
@@ -27,9 +28,10 @@ from agent_core.skills import SkillStore
 from agent_core.state import StateError, StateStore
 from agent_core.tools import builtin_registry
 from gateway.access import AccessControl, RateLimiter
+from gateway.adapters_config import build_adapters
 from gateway.config import Home, Settings
-from gateway.contracts import Adapter, load_adapter_factory
-from gateway.delivery import DeliveryLoop, Outbox
+from gateway.contracts import Adapter
+from gateway.delivery import DeliveryLoop, Outbox, StreamingAgent, StreamRegistry
 from gateway.http import create_app, serve_http
 from gateway.http.admin_routes import AdminBackend
 from gateway.http.metrics import Metrics
@@ -37,6 +39,7 @@ from gateway.http.readiness import Probe, Readiness, adapters_probe
 from gateway.inbound import BuiltinCommands, CommandCall, CommandServices, InboundPipeline
 from gateway.logging_setup import configure_logging
 from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
+from gateway.queue.turn_lane import TurnAgent
 from gateway.webchat import WebChatAdapter
 
 _LOG = logging.getLogger("mnemogate.runtime")
@@ -149,6 +152,7 @@ def build_gateway(runtime: Runtime, *, count_inbound: Callable[[str, str], None]
         runtime.signals,
         BusyPolicy.named(settings.queue.busy_policy),
         settings.sessions.idle_after_s,
+        on_conversation_end=runtime.providers.conversation_ended,
     )
     outbox = Outbox(runtime.state, runtime.signals)
     access = AccessControl(settings.access, runtime.state)
@@ -171,6 +175,8 @@ def build_gateway(runtime: Runtime, *, count_inbound: Callable[[str, str], None]
         model_name=settings.model.model,
         link=link,
         compress=compress,
+        memory_health=lambda: _memory_health(runtime),
+        conversation_ended=runtime.providers.conversation_ended,
     )
     pipeline = InboundPipeline(
         queue=queue,
@@ -184,19 +190,35 @@ def build_gateway(runtime: Runtime, *, count_inbound: Callable[[str, str], None]
     return Gateway(queue, outbox, access, pipeline)
 
 
-def worker_pool(runtime: Runtime) -> WorkerPool:
+def worker_pool(runtime: Runtime, agent: TurnAgent | None = None) -> WorkerPool:
+    """The worker pool over ``runtime``'s turn loop (or ``agent`` wrapping it, e.g. for streaming)."""
     return WorkerPool(
-        state=runtime.state, agent=runtime.agent, signals=runtime.signals, settings=runtime.settings.queue
+        state=runtime.state,
+        agent=agent or runtime.agent,
+        signals=runtime.signals,
+        settings=runtime.settings.queue,
     )
 
 
 def configured_adapters(settings: Settings) -> dict[str, Adapter]:
-    """The platform adapters enabled in ``adapters.<name>``; a missing SDK is a clear error here."""
-    return {
-        name: load_adapter_factory(name)(options)
-        for name, options in settings.adapters.items()
-        if options.enabled
-    }
+    """The platform adapters enabled in ``adapters.<name>``; a missing token or SDK is one clear error."""
+    return build_adapters(settings.adapters)
+
+
+def streaming_agent(
+    runtime: Runtime, adapters: Mapping[str, Adapter], delivery: DeliveryLoop, streams: StreamRegistry
+) -> StreamingAgent:
+    """The turn loop with streamed replies on the adapters configured with ``streaming: true``."""
+    configured = runtime.settings.adapters
+    return StreamingAgent(
+        runtime.agent,
+        state=runtime.state,
+        adapters=adapters,
+        streaming={name for name, options in configured.items() if options.enabled and options.streaming},
+        budgets=delivery.budgets,
+        registry=streams,
+        interval_s={name: options.streaming_interval_s for name, options in configured.items()},
+    )
 
 
 async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
@@ -210,22 +232,32 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             metrics.watch_provider(settings.memory_provider.name, lambda: not providers.health().degraded)
         gateway = build_gateway(runtime, count_inbound=metrics.count_inbound)
         web, api = WebChatAdapter("web"), WebChatAdapter("api")
-        adapters: dict[str, Adapter] = {"web": web, "api": api, **configured_adapters(settings)}
+        platforms = configured_adapters(settings)
+        adapters: dict[str, Adapter] = {"web": web, "api": api, **platforms}
+        metrics.watch_adapters(platforms)
+        streams = StreamRegistry()
         # Exit runs in reverse: HTTP stops taking messages, the pool drains, delivery sends what the
         # drained turns queued, and only then do the adapters disconnect.
         for adapter in adapters.values():
             await stack.enter_async_context(adapter)
             await adapter.start(gateway.pipeline.handle)
-        await stack.enter_async_context(
+        delivery = await stack.enter_async_context(
             DeliveryLoop(
-                state=runtime.state, adapters=adapters, signals=runtime.signals, settings=settings.delivery
+                state=runtime.state,
+                adapters=adapters,
+                signals=runtime.signals,
+                settings=settings.delivery,
+                streams=streams,
             )
         )
-        pool = await stack.enter_async_context(worker_pool(runtime))
+        # Only this in-process pool streams: it owns the adapters; worker processes deliver normally.
+        agent = streaming_agent(runtime, platforms, delivery, streams)
+        pool = await stack.enter_async_context(worker_pool(runtime, agent))
         readiness = Readiness(
             {
                 "state_db": _state_probe(runtime.state),
                 "adapters": adapters_probe(list(adapters.values())),
+                **{f"adapter:{name}": adapter_detail_probe(adapter) for name, adapter in platforms.items()},
                 "workers": _pool_probe(pool),
                 "memory_provider": _provider_probe(runtime.providers),
             }
@@ -278,11 +310,37 @@ def _state_probe(state: StateStore) -> Probe:
     return probe
 
 
+def _memory_health(runtime: Runtime) -> str:
+    """One line for /status: the built-in memory and, when configured, the external provider's state."""
+    name = runtime.settings.memory_provider.name
+    if name == "none":
+        return "built-in"
+    return f"built-in + {name} ({runtime.providers.health().state.value})"
+
+
 def _provider_probe(providers: MemoryManager) -> Probe:
     async def probe() -> str:
         # A failing provider degrades recall but never blocks turns, so it does not fail readiness.
         health = providers.health()
         return "ok" if health.state.value in ("ok", "disabled") else f"ok (memory {health.state.value})"
+
+    return probe
+
+
+def adapter_detail_probe(adapter: Adapter) -> Probe:
+    """One platform's connection with its last inbound and send ages, for ``/readyz`` details."""
+
+    async def probe() -> str:
+        health = adapter.health()
+        if not health.connected:
+            return f"disconnected: {health.detail or 'no detail'}"
+        now = time.time()
+        parts = [health.detail] if health.detail else []
+        if health.last_inbound_at is not None:
+            parts.append(f"last inbound {now - health.last_inbound_at:.0f} s ago")
+        if health.last_send_at is not None:
+            parts.append(f"last send {now - health.last_send_at:.0f} s ago")
+        return f"ok ({'; '.join(parts)})" if parts else "ok"
 
     return probe
 

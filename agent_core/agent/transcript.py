@@ -6,7 +6,7 @@ call replays the exact bytes of earlier calls. Tool calls are stored as ``{"id",
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agent_core.llm import ChatMessage, ToolCall
@@ -22,7 +22,7 @@ def request_view(records: Iterable[MessageRecord]) -> tuple[ChatMessage, ...]:
         if record.role not in _VIEW_ROLES:
             continue
         text = record.api_content if record.api_content is not None else (record.content or "")
-        calls = tuple(_tool_call(raw) for raw in record.tool_calls or ())
+        calls = tuple(ToolCall.from_stored(raw) for raw in record.tool_calls or ())
         view.append(
             ChatMessage(
                 role=record.role,  # type: ignore[arg-type]  # filtered to the Role literal above
@@ -49,14 +49,7 @@ def pending_user_messages(records: Sequence[MessageRecord]) -> list[MessageRecor
 
 def stored_tool_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
     """Tool calls as stored in ``messages.tool_calls``."""
-    stored: list[dict[str, Any]] = []
-    for call in calls:
-        item: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": dict(call.arguments)}
-        if call.arguments_error is not None:
-            item["raw_arguments"] = call.raw_arguments
-            item["arguments_error"] = call.arguments_error
-        stored.append(item)
-    return stored
+    return [call.to_stored() for call in calls]
 
 
 def assistant_row(text: str, calls: Sequence[ToolCall], reasoning: str, author: str) -> NewMessage:
@@ -71,14 +64,3 @@ def assistant_row(text: str, calls: Sequence[ToolCall], reasoning: str, author: 
 
 def tool_row(call: ToolCall, content: str) -> NewMessage:
     return NewMessage(role="tool", content=content, tool_call_id=call.id, tool_name=call.name)
-
-
-def _tool_call(raw: Mapping[str, Any]) -> ToolCall:
-    arguments = raw.get("arguments")
-    return ToolCall(
-        id=str(raw.get("id", "")),
-        name=str(raw.get("name", "")),
-        arguments=arguments if isinstance(arguments, dict) else {},
-        raw_arguments=raw.get("raw_arguments"),
-        arguments_error=raw.get("arguments_error"),
-    )

@@ -71,7 +71,7 @@ class Row:
         return ChatMessage(
             role=role,
             content=text,
-            tool_calls=tuple(_tool_call(raw) for raw in self.tool_calls or ()),
+            tool_calls=tuple(ToolCall.from_stored(raw) for raw in self.tool_calls or ()),
             tool_call_id=self.record.tool_call_id,
             name=self.record.tool_name if role == "tool" else None,
         )
@@ -95,14 +95,3 @@ class Row:
             api_content=None if self.changed else record.api_content,
             created_at=record.created_at,
         )
-
-
-def _tool_call(raw: Mapping[str, Any]) -> ToolCall:
-    arguments = raw.get("arguments")
-    return ToolCall(
-        id=str(raw.get("id", "")),
-        name=str(raw.get("name", "")),
-        arguments=arguments if isinstance(arguments, dict) else {},
-        raw_arguments=raw.get("raw_arguments"),
-        arguments_error=raw.get("arguments_error"),
-    )

@@ -46,6 +46,28 @@ class ToolCall:
             return cls(id, name, {}, raw, f"arguments must be a JSON object, got {type(parsed).__name__}")
         return cls(id=id, name=name, arguments=parsed)
 
+    @classmethod
+    def from_stored(cls, raw: Mapping[str, object]) -> ToolCall:
+        """A call as persisted in ``messages.tool_calls`` (see :meth:`to_stored`)."""
+        arguments = raw.get("arguments")
+        raw_arguments = raw.get("raw_arguments")
+        error = raw.get("arguments_error")
+        return cls(
+            id=str(raw.get("id", "")),
+            name=str(raw.get("name", "")),
+            arguments=arguments if isinstance(arguments, dict) else {},
+            raw_arguments=raw_arguments if isinstance(raw_arguments, str) else None,
+            arguments_error=error if isinstance(error, str) else None,
+        )
+
+    def to_stored(self) -> dict[str, object]:
+        """The JSON-able form persisted in ``messages.tool_calls``."""
+        stored: dict[str, object] = {"id": self.id, "name": self.name, "arguments": dict(self.arguments)}
+        if self.arguments_error is not None:
+            stored["raw_arguments"] = self.raw_arguments
+            stored["arguments_error"] = self.arguments_error
+        return stored
+
     def arguments_json(self) -> str:
         """The arguments as canonical JSON (what is replayed to the provider on later turns)."""
         return canonical_json(dict(self.arguments))

@@ -152,6 +152,10 @@ class MemoryManager:
         ctx = ProviderContext(scope.person_id, scope.conversation_id, scope.platform)
         self.turn_completed(ctx, user, assistant)
 
+    def conversation_ended(self, person_id: str, conversation_id: str, platform: str) -> None:
+        """A conversation ended (/new, reset, idle): ``on_session_end`` in the background."""
+        self.session_ended(ProviderContext(person_id, conversation_id, platform))
+
     def session_ended(self, ctx: ProviderContext) -> None:
         if self._provider is not None:
             provider = self._provider

@@ -1,8 +1,9 @@
 """The durable turn queue: enqueue (ledger + message + job in one transaction), leases, claim and finish.
 
 Invariants: an inbound event yields at most one user message and at most one job (the ledger insert comes
-first and aborts the rest on a duplicate); a conversation has at most one QUEUED job — later messages are
-coalesced into it — and at most one live lease, so at most one turn runs per conversation across every
+first and aborts the rest on a duplicate); a turn answers ONE sender (a message joins the newest queued job
+only when it is the same person's, else it waits for a job of its own) and a conversation has at most one
+live lease, so at most one turn runs per conversation across every
 process; a lease that expires (its holder died) returns the job to the queue; finishing checks that the
 caller still holds the job, and the reply's outbox row is written in the same transaction that marks the
 job done, keyed by the job id, so a reply is queued exactly once.
@@ -90,16 +91,19 @@ def enqueue_turn(conn: sqlite3.Connection, request: TurnRequest, now: float) -> 
     conversation, _ = ensure_conversation(conn, request.session_key, request.principal, NewSegment(), now)
     set_event_conversation(conn, request.platform, request.event_id, conversation.id)
     state = queue_state(conn, conversation.id)
-    if not state.running:
+    if not state.running and not state.queued:
         insert_messages(conn, conversation.tip_session_id, conversation.id, [request.message])
-    if state.queued:
-        queued = conn.execute(
-            "SELECT id FROM turn_jobs WHERE conversation_id = ? AND state = 'queued' ORDER BY id LIMIT 1",
+    else:
+        # A turn answers one sender with that sender's rights: a message joins the newest queued job
+        # only when it is the same person's; otherwise it waits for a job of its own.
+        newest = conn.execute(
+            "SELECT id, person_id, is_admin FROM turn_jobs WHERE conversation_id = ? AND state = 'queued' "
+            "ORDER BY id DESC LIMIT 1",
             (conversation.id,),
         ).fetchone()
-        if state.running:
-            _stash(conn, conversation.id, int(queued[0]), request.message)
-        return Enqueued(False, conversation.id, int(queued[0]), coalesced=True, ended_idle=ended_idle)
+        if newest is not None and newest[1] == request.person_id and bool(newest[2]) == request.is_admin:
+            _stash(conn, conversation.id, int(newest[0]), request.message)
+            return Enqueued(False, conversation.id, int(newest[0]), coalesced=True, ended_idle=ended_idle)
     cursor = conn.execute(
         "INSERT INTO turn_jobs(conversation_id, created_at, person_id, is_admin, platform, chat_ref, "
         "reply_to) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -115,8 +119,9 @@ def enqueue_turn(conn: sqlite3.Connection, request: TurnRequest, now: float) -> 
     )
     job_id = int(cursor.lastrowid or 0)
     behind = state.running > 0
-    if behind:
+    if behind or state.queued:
         _stash(conn, conversation.id, job_id, request.message)
+    if behind:
         if request.interrupt_running:
             conn.execute(
                 "UPDATE turn_jobs SET interrupt = max(interrupt, ?) "
@@ -156,12 +161,12 @@ def _stash(conn: sqlite3.Connection, conversation_id: str, job_id: int, message:
     )
 
 
-def _release_pending(conn: sqlite3.Connection, conversation_id: str) -> None:
-    """Move held messages into the tip segment, in arrival order, after everything already there."""
+def _release_pending(conn: sqlite3.Connection, conversation_id: str, job_id: int) -> None:
+    """Move the job's held messages into the tip segment, in arrival order, after everything there."""
     rows = conn.execute(
         "SELECT role, content, author, platform_message_id, created_at FROM pending_messages "
-        "WHERE conversation_id = ? ORDER BY id",
-        (conversation_id,),
+        "WHERE conversation_id = ? AND job_id = ? ORDER BY id",
+        (conversation_id, job_id),
     ).fetchall()
     if not rows:
         return
@@ -182,7 +187,9 @@ def _release_pending(conn: sqlite3.Connection, conversation_id: str) -> None:
         for r in rows
     ]
     insert_messages(conn, str(tip[0]), conversation_id, prepared)
-    conn.execute("DELETE FROM pending_messages WHERE conversation_id = ?", (conversation_id,))
+    conn.execute(
+        "DELETE FROM pending_messages WHERE conversation_id = ? AND job_id = ?", (conversation_id, job_id)
+    )
 
 
 def _end_if_idle(conn: sqlite3.Connection, request: TurnRequest, now: float) -> str | None:
@@ -240,13 +247,7 @@ def claim_jobs(
     ).fetchall()
     claimed = []
     for conversation_id, job_id in candidates:
-        # The turn reads every pending message after this commit, so all queued jobs of the
-        # conversation are answered by this one.
-        conn.execute(
-            "UPDATE turn_jobs SET state = 'done', error = 'coalesced', finished_at = ? "
-            "WHERE conversation_id = ? AND state = 'queued' AND id <> ?",
-            (now, conversation_id, job_id),
-        )
+        # Later queued jobs (other senders in a shared conversation) keep their own turns.
         conn.execute(
             "UPDATE turn_jobs SET state = 'running', claimed_by = ?, started_at = ?, finished_at = NULL, "
             "attempts = attempts + 1, interrupt = 0 WHERE id = ?",
@@ -256,7 +257,7 @@ def claim_jobs(
             "INSERT OR REPLACE INTO leases(conversation_id, holder, expires_at) VALUES (?, ?, ?)",
             (conversation_id, holder, now + lease_s),
         )
-        _release_pending(conn, conversation_id)
+        _release_pending(conn, conversation_id, int(job_id))
         claimed.append(_claimed(conn, int(job_id)))
     return claimed
 

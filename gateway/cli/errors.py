@@ -6,5 +6,12 @@ from agent_core.llm import LLMConfigError
 from agent_core.memory import MemoryStoreError
 from agent_core.state import StateError
 from gateway.config import ConfigError
+from gateway.contracts import AdapterConfigError
 
-USER_FACING_ERRORS: tuple[type[Exception], ...] = (ConfigError, StateError, MemoryStoreError, LLMConfigError)
+USER_FACING_ERRORS: tuple[type[Exception], ...] = (
+    ConfigError,
+    StateError,
+    MemoryStoreError,
+    LLMConfigError,
+    AdapterConfigError,
+)

@@ -22,6 +22,7 @@ from agent_core.providers.settings import ProviderSettings
 from agent_core.search.settings import SearchSettings
 from agent_core.state.settings import StateSettings
 from gateway.access.settings import AccessSettings, RateLimitSettings
+from gateway.adapters_config import with_environment_credentials
 from gateway.delivery.settings import AdapterSettings, DeliverySettings
 from gateway.inbound.settings import SessionSettings
 from gateway.queue.settings import QueueSettings
@@ -91,6 +92,37 @@ class Settings(BaseSettings):
     mem0_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("mem0_api_key", "MEM0_API_KEY")
     )
+
+    telegram_bot_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("telegram_bot_token", "TELEGRAM_BOT_TOKEN")
+    )
+    slack_bot_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("slack_bot_token", "SLACK_BOT_TOKEN")
+    )
+    slack_app_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("slack_app_token", "SLACK_APP_TOKEN")
+    )
+    slack_signing_secret: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("slack_signing_secret", "SLACK_SIGNING_SECRET")
+    )
+    discord_bot_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("discord_bot_token", "DISCORD_BOT_TOKEN")
+    )
+
+    @model_validator(mode="after")
+    def _hand_adapter_tokens(self) -> Settings:
+        """Fill each adapter's unset credentials from the platform's well-known variable."""
+        self.adapters = with_environment_credentials(
+            self.adapters,
+            {
+                "TELEGRAM_BOT_TOKEN": self.telegram_bot_token,
+                "SLACK_BOT_TOKEN": self.slack_bot_token,
+                "SLACK_APP_TOKEN": self.slack_app_token,
+                "SLACK_SIGNING_SECRET": self.slack_signing_secret,
+                "DISCORD_BOT_TOKEN": self.discord_bot_token,
+            },
+        )
+        return self
 
     @model_validator(mode="after")
     def _hand_memory_provider_keys(self) -> Settings:
@@ -163,6 +195,8 @@ def _collect_secrets(value: object, found: list[str]) -> None:
     elif isinstance(value, BaseModel):
         for name in type(value).model_fields:
             _collect_secrets(getattr(value, name), found)
+        for extra in (value.model_extra or {}).values():  # adapter options are extra fields
+            _collect_secrets(extra, found)
     elif isinstance(value, dict):
         for item in value.values():
             _collect_secrets(item, found)

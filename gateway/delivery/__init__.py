@@ -7,6 +7,7 @@ from gateway.delivery.errors import DeliveryError, NoAdapterError
 from gateway.delivery.outbox import Outbox
 from gateway.delivery.plain_text import plain_text
 from gateway.delivery.settings import AdapterSettings, ChatRate, DeliverySettings
+from gateway.delivery.streaming import ReplyStream, StreamedMessage, StreamingAgent, StreamRegistry
 
 __all__ = [
     "AdapterSettings",
@@ -18,6 +19,10 @@ __all__ = [
     "FailureHook",
     "NoAdapterError",
     "Outbox",
+    "ReplyStream",
+    "StreamRegistry",
+    "StreamedMessage",
+    "StreamingAgent",
     "chat_from_text",
     "chat_to_text",
     "plain_text",

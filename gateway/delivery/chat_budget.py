@@ -45,6 +45,16 @@ class ChatBudgets:
         bucket.tokens -= 1.0
         return 0.0 if bucket.tokens >= 0 else -bucket.tokens / rate.per_s
 
+    def try_take(self, platform: str, chat_key: str, *, keep: int = 0) -> bool:
+        """Take one token only if ``keep`` more remain after it; never borrows, so optional work (stream
+        edits, with ``keep=1``) always leaves the reply's own delivery a token."""
+        self.reserve(platform, chat_key)
+        bucket = self._buckets[(platform, chat_key)]
+        if bucket.tokens >= keep:
+            return True
+        bucket.tokens += 1.0  # give the token back
+        return False
+
     async def acquire(self, platform: str, chat_key: str) -> None:
         wait = self.reserve(platform, chat_key)
         if wait > 0:

@@ -5,6 +5,8 @@ each chunk's platform message id is recorded before the next chunk is sent, so a
 at the first unsent chunk; every send, edit or typing spends the chat's token budget; a transient
 ``SendError`` is retried after its full ``retry_after`` (or a backoff), a ``BadFormatError`` chunk is
 re-sent once as plain text, and after ``max_attempts`` the row is marked failed, logged and counted.
+When this process streamed the turn (``streams``), the reply's first chunk is an edit of the streamed
+message into the final text (recorded as that chunk), falling back to a normal send if the edit fails.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from .addresses import chat_from_text
 from .chat_budget import ChatBudgets
 from .plain_text import plain_text
 from .settings import DeliverySettings
+from .streaming import STREAMED_KINDS, StreamedMessage, StreamRegistry
 
 _LOG = logging.getLogger("mnemogate.delivery")
 
@@ -63,6 +66,7 @@ class DeliveryLoop:
         budgets: ChatBudgets | None = None,
         on_failure: FailureHook | None = None,
         holder: str | None = None,
+        streams: StreamRegistry | None = None,
     ) -> None:
         self._state = state
         self._adapters = dict(adapters)
@@ -71,6 +75,7 @@ class DeliveryLoop:
         self.budgets = budgets or ChatBudgets(settings.rate_for)
         self._on_failure = on_failure
         self.holder = holder or new_holder()
+        self._streams = streams
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
         self.sent = 0
@@ -141,15 +146,54 @@ class DeliveryLoop:
         chat = chat_from_text(item.chat_ref)
         try:
             chunks = self._render(adapter, item.text)
+            streamed = self._streamed(item)
             for index, chunk in enumerate(chunks):
                 if index in item.sent_chunks:
                     continue
-                receipt_id = await self._send_chunk(adapter, chat, item, index, chunk)
+                receipt_id = None
+                if index == 0 and streamed is not None:
+                    receipt_id = await self._finish_stream(adapter, chat, item, chunk, streamed)
+                if receipt_id is None:
+                    receipt_id = await self._send_chunk(adapter, chat, item, index, chunk)
                 await self._record(item.id, index, receipt_id)
             await self._state.run_write(lambda c: mark_sent(c, item.id, time.time()))
             self.sent += 1
         except _GiveUp as exc:
             await self._give_up(item, exc.reason)
+
+    def _streamed(self, item: OutboxItem) -> StreamedMessage | None:
+        if self._streams is None or item.kind not in STREAMED_KINDS or 0 in item.sent_chunks:
+            return None
+        return self._streams.take(item.conversation_id, item.chat_ref)
+
+    async def _finish_stream(
+        self, adapter: Adapter, chat: ChatRef, item: OutboxItem, chunk: str, streamed: StreamedMessage
+    ) -> str | None:
+        """Edit the streamed message into ``chunk``; None when that failed (the chunk is then sent)."""
+        message_id = streamed.platform_message_id
+        if chunk == streamed.shown:
+            return message_id
+        if not adapter.capabilities.fits(chunk, edit=True):
+            return None
+        text, plain_tried = chunk, False
+        for _ in range(self._settings.max_attempts):
+            await self.budgets.acquire(chat.platform, item.chat_ref)
+            try:
+                await adapter.edit(chat, message_id, text)
+                return message_id
+            except BadFormatError:
+                if plain_tried:
+                    return None
+                text, plain_tried = plain_text(chunk), True
+            except SendError as exc:
+                if not exc.retryable:
+                    break
+                await asyncio.sleep(exc.retry_after or self._settings.backoff_initial_s)
+            except Exception:
+                _LOG.warning("adapter %s raised while finishing a stream", adapter.name, exc_info=True)
+                break
+        _LOG.info("could not edit the streamed reply of outbox row %d; sending it instead", item.id)
+        return None
 
     @staticmethod
     def _render(adapter: Adapter, text: str) -> list[str]:

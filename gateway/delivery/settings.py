@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+# Adapter options whose names say they hold a credential are kept as SecretStr: never printed, and
+# collected by ``Settings.secret_values`` for log redaction.
+_SECRET_OPTION = re.compile(r"(token|secret|password|api_key)s?$")
 
 
 class ChatRate(BaseModel):
@@ -42,9 +49,36 @@ class DeliverySettings(BaseModel):
 class AdapterSettings(BaseModel):
     """One platform adapter (``adapters.<name>``): enabled or not, plus the adapter's own options.
 
-    Options other than ``enabled`` are the adapter's business; its factory receives this object whole.
+    ``enabled`` and ``streaming`` (progressive edits while a turn streams; only where the platform can
+    edit) are the gateway's; every other option is the adapter's business and reaches its factory as a
+    plain mapping (``gateway.adapters_config.adapter_options``). Credential-named options are SecretStr.
     """
 
     model_config = ConfigDict(frozen=True, extra="allow")
 
     enabled: bool = False
+    streaming: bool = False
+    streaming_interval_s: float = Field(default=1.0, gt=0, description="Least time between stream edits.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hide_credentials(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        return {key: _hidden(value) if _SECRET_OPTION.search(key) else value for key, value in data.items()}
+
+    def secret(self, option: str) -> SecretStr | None:
+        """A credential option, None when unset or empty."""
+        value = (self.model_extra or {}).get(option)
+        if isinstance(value, SecretStr) and value.get_secret_value().strip():
+            return value
+        return None
+
+
+def _hidden(value: Any) -> Any:
+    """Strings as SecretStr, also inside a mapping of them (e.g. one token per workspace)."""
+    if isinstance(value, str):
+        return SecretStr(value)
+    if isinstance(value, dict):
+        return {key: _hidden(item) for key, item in value.items()}
+    return value

@@ -1,8 +1,9 @@
-"""Who may call the admin API and the OpenAI-compatible endpoint: a bearer token, or loopback only.
+"""Who may call the admin API and the OpenAI-compatible endpoint: a bearer token.
 
-Invariants: tokens are compared with ``hmac.compare_digest`` and never logged or echoed; when no token is
-configured only loopback clients get in, and the server refuses to listen on a non-loopback address at
-all (``check_exposure``), so an unprotected admin API is never reachable from the network.
+Invariants: tokens are compared with ``hmac.compare_digest`` and never logged or echoed; with no token
+configured the admin API answers 401 to everyone and the OpenAI-compatible endpoint serves loopback
+clients only; the server refuses to listen on a non-loopback address without an admin token
+(``check_exposure``).
 """
 
 from __future__ import annotations
@@ -41,20 +42,30 @@ def check_exposure(host: str, admin_token: SecretStr | None) -> None:
 
 
 class BearerGuard:
-    """A FastAPI dependency: 401 without a matching bearer token; loopback-only when none is configured."""
+    """A FastAPI dependency: 401 without a matching bearer token.
 
-    def __init__(self, tokens: Sequence[SecretStr | None], realm: str) -> None:
+    With no token configured, ``loopback_without_token`` decides: open to clients on this machine only
+    (the OpenAI-compatible API, for local chat clients), or closed to everyone (the admin API: a fresh
+    install answers 401 until ``http.admin_token`` is set).
+    """
+
+    def __init__(
+        self, tokens: Sequence[SecretStr | None], realm: str, *, loopback_without_token: bool = False
+    ) -> None:
         self._tokens = tuple(
             t.get_secret_value().encode() for t in tokens if t is not None and t.get_secret_value()
         )
         self._realm = realm
-
-    @property
-    def open_without_token(self) -> bool:
-        return not self._tokens
+        self._loopback_without_token = loopback_without_token
 
     async def __call__(self, request: Request) -> None:
         if not self._tokens:
+            if not self._loopback_without_token:
+                raise HTTPException(
+                    401,
+                    f"the {self._realm} is disabled until a token is configured (http.admin_token)",
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
             client = request.client.host if request.client else None
             if not is_loopback(client):
                 raise HTTPException(

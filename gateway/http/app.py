@@ -60,6 +60,8 @@ def create_app(
     if admin is not None:
         app.include_router(admin_router(admin, BearerGuard([settings.admin_token], "admin API")))
     if api_channel is not None:
-        guard = BearerGuard([settings.admin_token, settings.api_token], "OpenAI-compatible API")
+        guard = BearerGuard(
+            [settings.admin_token, settings.api_token], "OpenAI-compatible API", loopback_without_token=True
+        )
         app.include_router(openai_router(api_channel, state, guard, settings.api_reply_timeout_s))
     return app

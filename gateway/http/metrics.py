@@ -3,12 +3,13 @@
 Turns, turn latency, queue depth, delivery failures and model tokens are read from state.db at scrape
 time, so the work of every worker process is counted, not only this one's. Write retries are this
 process's StateStore counter; memory-provider health and inbound outcomes are set by the components
-that know them (``set_provider_health``, ``count_inbound``).
+that know them (``set_provider_health``, ``count_inbound``); adapter connection and last inbound/send
+times are read from each watched adapter's ``health()`` at scrape time (``watch_adapters``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -16,6 +17,7 @@ from prometheus_client.registry import Collector
 
 from agent_core.state import StateStore
 from agent_core.state.admin_reads import GatewayCounters, finished_turns_since, gateway_counters
+from gateway.contracts import Adapter, AdapterHealth
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, float("inf"))
@@ -65,6 +67,32 @@ class _ScrapeCollector(Collector):
         for name, ok in self._metrics.provider_health():
             health.add_metric([name], 1.0 if ok else 0.0)
         yield health
+        yield from _adapter_families(self._metrics.adapter_health())
+
+
+def _adapter_families(adapters: Iterable[tuple[str, AdapterHealth]]) -> Iterator[GaugeMetricFamily]:
+    connected = GaugeMetricFamily(
+        "mnemogate_adapter_connected", "1 while the platform adapter is connected", labels=["platform"]
+    )
+    inbound = GaugeMetricFamily(
+        "mnemogate_adapter_last_inbound_timestamp_seconds",
+        "Unix time of the last message received from the platform",
+        labels=["platform"],
+    )
+    sent = GaugeMetricFamily(
+        "mnemogate_adapter_last_send_timestamp_seconds",
+        "Unix time of the last successful send to the platform",
+        labels=["platform"],
+    )
+    for platform, health in adapters:
+        connected.add_metric([platform], 1.0 if health.connected else 0.0)
+        if health.last_inbound_at is not None:
+            inbound.add_metric([platform], health.last_inbound_at)
+        if health.last_send_at is not None:
+            sent.add_metric([platform], health.last_send_at)
+    yield connected
+    yield inbound
+    yield sent
 
 
 class Metrics:
@@ -75,6 +103,7 @@ class Metrics:
         self._state = state
         self._providers: dict[str, bool] = {"builtin": True}
         self._provider_probes: dict[str, Callable[[], bool]] = {}
+        self._adapters: dict[str, Adapter] = {}
         self._latest_finished = 0.0
         self.last_counters: GatewayCounters | None = None
         self._latency = Histogram(
@@ -106,6 +135,19 @@ class Metrics:
         current = dict(self._providers)
         current.update({name: probe() for name, probe in self._provider_probes.items()})
         return sorted(current.items())
+
+    def watch_adapters(self, adapters: Mapping[str, Adapter]) -> None:
+        """Report these adapters' health (by platform name) at every scrape."""
+        self._adapters.update(adapters)
+
+    def adapter_health(self) -> list[tuple[str, AdapterHealth]]:
+        found: list[tuple[str, AdapterHealth]] = []
+        for platform, adapter in sorted(self._adapters.items()):
+            try:
+                found.append((platform, adapter.health()))
+            except Exception as exc:  # the adapter boundary: a broken health() reads as disconnected
+                found.append((platform, AdapterHealth(connected=False, detail=f"health failed: {exc!r}")))
+        return found
 
     def write_retries(self) -> int:
         return self._state.write_retries if self._state is not None else 0

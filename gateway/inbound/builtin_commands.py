@@ -33,6 +33,8 @@ class CommandServices:
     model_name: str
     link: LinkHandler | None = None
     compress: Compressor | None = None
+    memory_health: Callable[[], str] | None = None
+    conversation_ended: Callable[[str, str, str], None] | None = None
 
 
 class BuiltinCommands:
@@ -58,7 +60,10 @@ class BuiltinCommands:
         await self._s.queue.stop(call.key)
         reason = EndReason.RESET if call.name == "reset" else EndReason.NEW
         principal = principal_for(call.message, call.person)
+        previous = await self._s.state.live_conversation(call.key.to_string())
         await self._s.state.start_new_conversation(call.key.to_string(), principal, reason=reason.value)
+        if previous is not None and self._s.conversation_ended is not None:
+            self._s.conversation_ended(call.person.person_id, previous.id, call.message.platform)
         return "Started a new conversation. Your memory is kept; the chat history starts fresh."
 
     async def stop(self, call: CommandCall) -> str:
@@ -85,6 +90,7 @@ class BuiltinCommands:
                 f"{usage.cache_read_tokens:,} cache read, {usage.cache_write_tokens:,} cache write",
                 f"Queue: {queue_text}",
                 f"Model: {self._s.model_name}",
+                f"Memory: {self._s.memory_health() if self._s.memory_health else 'built-in'}",
             ]
         )
 

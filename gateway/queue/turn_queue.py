@@ -58,6 +58,10 @@ def principal_for(message: InboundMessage, person: Person) -> Principal:
     )
 
 
+ConversationEnded = Callable[[str, str, str], None]
+"""Told (person id, conversation id, platform) when a conversation ends, e.g. to notify memory providers."""
+
+
 class TurnQueue:
     """Writes turns into state.db; any worker process may run them."""
 
@@ -67,11 +71,13 @@ class TurnQueue:
         signals: Signals,
         busy_policy: BusyPolicy,
         idle_policy: IdlePolicy | None = None,
+        on_conversation_end: ConversationEnded | None = None,
     ) -> None:
         self._state = state
         self._signals = signals
         self._busy = busy_policy
         self._idle = idle_policy or (lambda platform: None)
+        self._on_end = on_conversation_end
 
     async def enqueue(self, message: InboundMessage, key: SessionKey, person: Person) -> EnqueueResult:
         """ONE transaction: ledger row, conversation (created if needed), user message, job (coalesced)."""
@@ -98,6 +104,8 @@ class TurnQueue:
             ack_text=self._busy.ack_text,
         )
         outcome: Enqueued = await self._state.run_write(lambda c: enqueue_turn(c, request, now))
+        if outcome.ended_idle and self._on_end is not None:
+            self._on_end(person.person_id, outcome.ended_idle, message.platform)
         if not outcome.duplicate:
             self._signals.jobs.set()
             if outcome.behind_running:

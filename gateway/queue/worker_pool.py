@@ -180,7 +180,12 @@ class WorkerPool:
         period = self._settings.lease_s / 3
         while True:
             await asyncio.sleep(period)
-            await self._renew()
+            try:
+                await self._renew()
+            except Exception:
+                # Lane boundary: a heartbeat that died silently would let another process start a
+                # second turn of a running conversation once the lease lapses, so log and keep beating.
+                _LOG.exception("lease heartbeat failed; retrying in %.1f s", period)
 
     async def _renew(self) -> None:
         held = {job.conversation_id: task for task, job in self._lanes.items()}

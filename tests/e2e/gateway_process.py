@@ -101,18 +101,24 @@ def serving(home: Path, *extra: str) -> Iterator[str]:
 
 
 def wait_for_line(process: subprocess.Popen[str], needle: str, timeout: float = _START_TIMEOUT_S) -> str:
-    """Read the process's output until a line contains ``needle`` (bounded by ``timeout``)."""
+    """Read the process's output until a line contains ``needle`` (bounded by ``timeout``).
+
+    Reads the pipe's file descriptor directly: select() on a buffered text stream misses lines that
+    arrived in the same read as an earlier one and wait in Python's buffer.
+    """
     assert process.stdout is not None
+    fd = process.stdout.fileno()
     deadline = time.monotonic() + timeout
-    seen: list[str] = []
+    received = b""
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
         if not ready:
             break
-        line = process.stdout.readline()
-        if not line:
+        chunk = os.read(fd, 65536)
+        if not chunk:
             break
-        seen.append(line)
-        if needle in line:
-            return line
-    raise AssertionError(f"{needle!r} not printed within {timeout} s:\n{''.join(seen)}")
+        received += chunk
+        for line in received.decode("utf-8", errors="replace").splitlines():
+            if needle in line:
+                return line
+    raise AssertionError(f"{needle!r} not printed within {timeout} s:\n{received.decode(errors='replace')}")

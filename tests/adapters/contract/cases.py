@@ -65,4 +65,51 @@ TELEGRAM = ContractCase(
     accept_chunk=telegram_html_text,
 )
 
-CASES: tuple[ContractCase, ...] = (TELEGRAM,)
+
+def _slack_adapter() -> Adapter:
+    # Imported here so this block stays one self-contained edit beside the other platforms' cases.
+    from adapters.slack import create_adapter as create_slack_adapter
+
+    return create_slack_adapter({"bot_token": "xoxb-contract", "signing_secret": "contract-secret"})
+
+
+def _slack_convert(payload: Json) -> InboundMessage | None:
+    from adapters.slack import BotIdentity as SlackBot
+    from adapters.slack import event_to_inbound
+
+    return event_to_inbound(payload, SlackBot("UBOT", "BBOT"))
+
+
+def _slack_accept(chunk: str) -> object:
+    from tests.adapters.fakes.slack_server import slack_mrkdwn_text
+
+    return slack_mrkdwn_text(chunk)
+
+
+SLACK = ContractCase("slack", _slack_adapter, _slack_convert, PAYLOADS / "slack", _slack_accept)
+
+
+def _discord_adapter() -> Adapter:
+    # Imported here so this block stays one self-contained edit beside the other platforms' cases.
+    from adapters.discord import create_adapter as create_discord_adapter
+
+    return create_discord_adapter({"token": "CONTRACT.DISCORD.TOKEN"})
+
+
+def _discord_convert(payload: Json) -> InboundMessage | None:
+    from adapters.discord import BotIdentity as DiscordBot
+    from adapters.discord import message_to_inbound
+    from tests.adapters.fakes.discord_server import replay_message
+
+    return message_to_inbound(replay_message(payload), DiscordBot(900000000000000001, "mnemo"))
+
+
+def _discord_accept(chunk: str) -> object:
+    from tests.adapters.fakes.discord_server import discord_content
+
+    return discord_content(chunk)
+
+
+DISCORD = ContractCase("discord", _discord_adapter, _discord_convert, PAYLOADS / "discord", _discord_accept)
+
+CASES: tuple[ContractCase, ...] = (TELEGRAM, SLACK, DISCORD)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
+from agent_core.providers import MemoryManager, MemoryProvider, ProviderContext
 from gateway.inbound import NO_COMPRESSION, BuiltinCommands, CommandCall, CommandServices
+from gateway.runtime import build_gateway
 from gateway.sessions import KeyScope, SessionKey
 
 from ..delivery.recording_adapter import dm
@@ -68,6 +71,7 @@ async def test_status_reports_conversation_tokens_queue_and_model_even_mid_turn(
         await b.gateway.pipeline.handle(dm("/status", event="e3"))
         status = (await b.wait_sent(3))[-1]
         assert "10 in, 3 out, 7 cache read" in status and "Queue: idle" in status
+        assert "Memory: built-in" in status
 
 
 async def test_memory_shows_only_the_senders_own_memory(home: Path) -> None:
@@ -109,3 +113,35 @@ async def test_compress_says_plainly_when_it_is_not_available(home: Path) -> Non
         assert reply == NO_COMPRESSION
         await b.gateway.pipeline.handle(dm("/compress", event="e3"))
         assert len(await b.wait_sent(2)) == 2  # the wired compressor answers with some text
+
+
+class EndRecordingProvider(MemoryProvider):
+    """An external memory provider that only records which conversations it was told have ended."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.ended: list[tuple[str, str, str]] = []
+
+    def unavailable_reason(self) -> str | None:
+        return None
+
+    async def prefetch(self, ctx: ProviderContext, query: str) -> str | None:
+        return None
+
+    async def on_session_end(self, ctx: ProviderContext) -> None:
+        self.ended.append((ctx.person_id, ctx.conversation_id, ctx.platform))
+
+
+async def test_new_tells_the_memory_provider_that_the_conversation_ended(home: Path) -> None:
+    recorder = EndRecordingProvider()
+    async with backbone(home) as b, MemoryManager([recorder]) as manager:
+        gateway = build_gateway(replace(b.runtime, providers=manager))
+        first = await gateway.pipeline.process(dm("hello", event="e1"))
+        await b.wait_sent(1)
+        await gateway.pipeline.handle(dm("/new", event="e2"))
+        await b.wait_sent(2)
+        assert await manager.drain(5)
+        assert [(conversation, platform) for _, conversation, platform in recorder.ended] == [
+            (first.conversation_id, "test")
+        ]

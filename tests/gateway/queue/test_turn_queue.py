@@ -8,6 +8,7 @@ from pathlib import Path
 from agent_core.llm import LLMError
 from agent_core.llm.scripted import ScriptedClient, ScriptStep
 from agent_core.state.jobs import claim_jobs
+from gateway.contracts import ChatKind, InboundMessage
 from gateway.queue import ERROR_REPLY, INTERRUPT_WHEN_BUSY, QUEUE_WHEN_BUSY
 
 from ..delivery.recording_adapter import dm
@@ -161,3 +162,25 @@ async def test_idle_reset_ends_a_quiet_conversation_before_the_next_message(home
         ended = await b.runtime.state.get_conversation(first)
         assert ended is not None and ended.end_reason == "idle"
         assert b.adapter.texts()[2] == "echo: again"
+
+
+async def test_a_shared_thread_answers_each_sender_in_their_own_turn(home: Path) -> None:
+    """Two people in one thread: a turn never answers one person's message with another's rights."""
+    gate = asyncio.Event()
+    client = PacedClient(gate=gate)
+    async with backbone(home, client=client) as b:
+
+        def said(text: str, user: str, event: str) -> InboundMessage:
+            return dm(text, user=user, event=event, chat_id="room", kind=ChatKind.THREAD, thread_id="t1")
+
+        await b.gateway.pipeline.handle(said("first", "ada", "e1"))
+        await asyncio.wait_for(client.started.wait(), 5)
+        await b.gateway.pipeline.handle(said("from bob", "bob", "e2"))
+        await b.gateway.pipeline.handle(said("more from ada", "ada", "e3"))
+        await b.gateway.pipeline.handle(said("bob again", "bob", "e4"))
+        gate.set()
+        await b.wait_for(lambda: len(client.calls) == 4 and b.pool is not None and b.pool.in_flight == 0)
+        assert client.calls == [["first"], ["from bob"], ["more from ada"], ["bob again"]]
+        await b.wait_for(lambda: sum(t.startswith("echo:") for t in b.adapter.texts()) == 4)
+        replies = [text for text in b.adapter.texts() if text.startswith("echo:")]
+        assert replies == ["echo: first", "echo: from bob", "echo: more from ada", "echo: bob again"]

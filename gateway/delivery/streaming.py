@@ -1,0 +1,265 @@
+"""Streaming replies: progressive edits of one platform message while a turn streams, in the owning process.
+
+Invariants: streaming is optional decoration — the outbox row stays the only source of the final text, so
+a stream that fails, or a process that dies mid-stream, still gets the final reply delivered once by the
+delivery loop (which edits the streamed message into the final text when it can, else sends normally);
+stream edits only spend the chat's budget when a token is free now and one more stays in reserve
+(``ChatBudgets.try_take(keep=1)``), so the final delivery never waits on the stream; a stream shows at
+most the first rendered chunk, overflow is the final delivery's business;
+a finished stream is handed to the delivery loop through a process-local ``StreamRegistry``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import sqlite3
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Collection, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Self
+
+from agent_core.agent import ReplyDelta, ToolStarted, TurnFailed, TurnFinished, TurnScope
+from agent_core.state import StateStore
+from gateway.contracts import Adapter, ChatRef, OutboundMessage, SendError
+from gateway.queue.turn_lane import TurnAgent
+
+from .addresses import chat_from_text
+from .chat_budget import ChatBudgets
+
+_LOG = logging.getLogger("mnemogate.delivery")
+STREAMED_KINDS = frozenset({"reply", "error"})
+"""Outbox kinds that close a turn, so may finish that turn's stream (never command replies or notices)."""
+_FINISH_GRACE_S = 10.0
+_STALE_AFTER_S = 600.0
+
+
+@dataclass(frozen=True)
+class StreamedMessage:
+    """The platform message a finished stream left behind, with the rendered text it shows."""
+
+    chat_ref: str
+    platform_message_id: str
+    shown: str
+    at: float
+
+
+class StreamRegistry:
+    """Finished streams waiting for their turn's final delivery, by conversation (this process only)."""
+
+    def __init__(self) -> None:
+        self._streams: dict[str, StreamedMessage] = {}
+
+    def put(self, conversation_id: str, streamed: StreamedMessage) -> None:
+        now = time.time()
+        for key in [k for k, s in self._streams.items() if now - s.at > _STALE_AFTER_S]:
+            del self._streams[key]  # a turn whose reply was never queued here (lease lost)
+        self._streams[conversation_id] = streamed
+
+    def discard(self, conversation_id: str) -> None:
+        self._streams.pop(conversation_id, None)
+
+    def take(self, conversation_id: str, chat_ref: str) -> StreamedMessage | None:
+        streamed = self._streams.get(conversation_id)
+        if streamed is None or streamed.chat_ref != chat_ref:
+            return None
+        del self._streams[conversation_id]
+        return streamed
+
+    def __len__(self) -> int:
+        return len(self._streams)
+
+
+class ReplyStream:
+    """``async with ReplyStream(...)``: one turn's stream; ``add`` text, ``finish`` for the message left."""
+
+    def __init__(
+        self,
+        *,
+        adapter: Adapter,
+        chat_ref: str,
+        reply_to: str | None,
+        budgets: ChatBudgets,
+        interval_s: float,
+    ) -> None:
+        self._adapter = adapter
+        self._chat_ref = chat_ref
+        self._chat: ChatRef = chat_from_text(chat_ref)
+        self._reply_to = reply_to
+        self._budgets = budgets
+        self._interval_s = interval_s
+        self._key = f"stream-{secrets.token_hex(6)}"
+        self._text = ""
+        self._shown = ""
+        self._message_id: str | None = None
+        self._failed = False
+        self._changed = asyncio.Event()
+        self._closing = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Self:
+        self._task = asyncio.create_task(self._run(), name=f"stream-{self._chat_ref}")
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._closing.set()
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def add(self, text: str) -> None:
+        self._text += text
+        self._changed.set()
+
+    def new_step(self) -> None:
+        """A tool call began: the reply is the next step's text, so start over (the message stays)."""
+        self._text = ""
+
+    async def finish(self) -> StreamedMessage | None:
+        """Stop editing (an in-flight send is awaited, so its message id is known); the message left."""
+        self._closing.set()
+        self._changed.set()
+        if self._task is not None:
+            await asyncio.wait([self._task], timeout=_FINISH_GRACE_S)
+        if self._message_id is None:
+            return None
+        return StreamedMessage(self._chat_ref, self._message_id, self._shown, time.time())
+
+    async def _run(self) -> None:
+        while not self._failed:
+            await self._changed.wait()
+            if self._closing.is_set():
+                return
+            self._changed.clear()
+            pause = await self._push()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), max(pause, self._interval_s))
+            if self._closing.is_set():
+                return
+
+    async def _push(self) -> float:
+        """Show the current text once; returns how long to pause (a platform's retry_after)."""
+        first = self._first_chunk()
+        if first is None or first == self._shown:
+            return 0.0
+        if not self._budgets.try_take(self._chat.platform, self._chat_ref, keep=1):
+            self._changed.set()  # try again after the interval
+            return 0.0
+        try:
+            if self._message_id is None:
+                message = OutboundMessage(
+                    chat=self._chat, text=first, idempotency_key=self._key, reply_to_message_id=self._reply_to
+                )
+                self._message_id = (await self._adapter.send(message)).platform_message_id
+            else:
+                await self._adapter.edit(self._chat, self._message_id, first)
+            self._shown = first
+        except SendError as exc:
+            if exc.retryable:
+                self._changed.set()
+                return exc.retry_after or 0.0
+            self._failed = True
+            _LOG.info("streaming to %s stopped: %s", self._adapter.name, exc.kind)
+        except Exception:
+            # The adapter boundary: the stream is decoration; the final reply is delivered regardless.
+            self._failed = True
+            _LOG.warning("streaming to %s failed", self._adapter.name, exc_info=True)
+        return 0.0
+
+    def _first_chunk(self) -> str | None:
+        if not self._text.strip():
+            return None
+        try:
+            chunks = list(self._adapter.render(self._text))
+        except Exception:
+            _LOG.warning("adapter %s could not render a partial reply", self._adapter.name, exc_info=True)
+            return None
+        first = chunks[0] if chunks else ""
+        if not first.strip() or not self._adapter.capabilities.fits(first, edit=True):
+            return None
+        return first
+
+
+class StreamingAgent:
+    """A ``TurnAgent`` that streams replies on the platforms named in ``streaming`` (which can edit)."""
+
+    def __init__(
+        self,
+        agent: TurnAgent,
+        *,
+        state: StateStore,
+        adapters: Mapping[str, Adapter],
+        streaming: Collection[str],
+        budgets: ChatBudgets,
+        registry: StreamRegistry,
+        interval_s: Mapping[str, float] | None = None,
+    ) -> None:
+        self._agent = agent
+        self._state = state
+        self._adapters = {
+            name: adapter
+            for name, adapter in adapters.items()
+            if name in streaming and adapter.capabilities.can_edit
+        }
+        self._budgets = budgets
+        self._registry = registry
+        self._interval_s = dict(interval_s or {})
+
+    @property
+    def platforms(self) -> frozenset[str]:
+        return frozenset(self._adapters)
+
+    def run(self, scope: TurnScope) -> AsyncIterator[object]:
+        adapter = self._adapters.get(scope.platform)
+        if adapter is None:
+            return self._agent.run(scope)
+        return self._streamed(scope, adapter)
+
+    async def _streamed(self, scope: TurnScope, adapter: Adapter) -> AsyncIterator[object]:
+        self._registry.discard(scope.conversation_id)
+        target = await self._state.run_read(lambda c: _running_target(c, scope.conversation_id))
+        events = self._agent.run(scope)
+        try:
+            if target is None:
+                async for event in events:
+                    yield event
+                return
+            stream = ReplyStream(
+                adapter=adapter,
+                chat_ref=target[0],
+                reply_to=target[1],
+                budgets=self._budgets,
+                interval_s=self._interval_s.get(scope.platform, 1.0),
+            )
+            async with stream:
+                async for event in events:
+                    if isinstance(event, ReplyDelta):
+                        stream.add(event.text)
+                    elif isinstance(event, ToolStarted):
+                        stream.new_step()
+                    elif isinstance(event, TurnFinished | TurnFailed):
+                        streamed = await stream.finish()
+                        if streamed is not None:
+                            self._registry.put(scope.conversation_id, streamed)
+                    yield event
+        finally:
+            if isinstance(events, AsyncGenerator):
+                await events.aclose()
+
+
+def _running_target(conn: sqlite3.Connection, conversation_id: str) -> tuple[str, str | None] | None:
+    # The running job of a conversation is unique (the conversation lease), and carries where to reply.
+    row = conn.execute(
+        "SELECT chat_ref, reply_to FROM turn_jobs WHERE conversation_id = ? AND state = 'running' "
+        "ORDER BY id DESC LIMIT 1",
+        (conversation_id,),
+    ).fetchone()
+    if row is None or not row[0]:
+        return None
+    return str(row[0]), row[1]

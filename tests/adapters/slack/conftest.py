@@ -1,0 +1,92 @@
+"""A real slack-bolt adapter wired to the loopback fake Slack, served on real uvicorn, and a signed poster."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from fastapi import FastAPI
+
+from adapters.slack import SlackAdapter, create_adapter
+from tests.adapters.fakes.slack_server import FakeSlackServer, sign
+from tests.adapters.telegram.conftest import RecordingSink, wait_until
+
+SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+EVENTS_PATH = "/webhooks/slack/events"
+
+
+def adapter_settings(fake: FakeSlackServer, **overrides: Any) -> dict[str, Any]:
+    return {
+        "bot_token": fake.bot_token,
+        "signing_secret": SECRET,
+        "api_base_url": fake.api_base_url,
+        **overrides,
+    }
+
+
+@asynccontextmanager
+async def serve(adapter: SlackAdapter) -> AsyncIterator[str]:
+    """The adapter's routes on a FastAPI app under real uvicorn on 127.0.0.1; yields the base URL."""
+    app = FastAPI()
+    for route in adapter.http_routes():
+        app.add_api_route(route.path, route.endpoint, methods=list(route.methods))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    await wait_until(lambda: server.started or task.done(), 10, "uvicorn to start")
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+@dataclass
+class SlackEvents:
+    """Slack's side of the Events API: POSTs signed bodies to our endpoint."""
+
+    client: httpx.AsyncClient
+    secret: str = SECRET
+
+    async def post(
+        self, body: dict[str, Any], *, retry_num: int | None = None, secret: str | None = None
+    ) -> httpx.Response:
+        raw = json.dumps(body).encode()  # sign the exact bytes sent
+        headers = sign(secret or self.secret, raw)
+        if retry_num is not None:
+            headers |= {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"}
+        return await self.client.post(EVENTS_PATH, content=raw, headers=headers)
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSlackServer]:
+    async with FakeSlackServer(team_tokens={"T0002": "xoxb-second-workspace"}) as server:
+        yield server
+
+
+@pytest.fixture
+def sink() -> RecordingSink:
+    return RecordingSink()
+
+
+@pytest.fixture
+async def adapter(fake: FakeSlackServer, sink: RecordingSink) -> AsyncIterator[SlackAdapter]:
+    slack = create_adapter(adapter_settings(fake, team_tokens={"T0002": "xoxb-second-workspace"}))
+    async with slack:
+        await slack.start(sink)
+        yield slack
+
+
+@pytest.fixture
+async def slack(adapter: SlackAdapter) -> AsyncIterator[SlackEvents]:
+    async with serve(adapter) as base_url, httpx.AsyncClient(base_url=base_url) as client:
+        yield SlackEvents(client)

@@ -1,0 +1,227 @@
+"""End to end through ``mnemogate serve``: the real Telegram adapter against the fake Bot API.
+
+A DM gets the offline model's reply; a re-delivered update is answered once; a gateway stopped (SIGTERM or
+kill -9) while messages wait answers every one of them after its restart, none twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from tests.adapters.fakes.telegram_server import FakeTelegramServer, private_chat, tg_user
+from tests.e2e.gateway_process import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+ALICE = tg_user(4242, "Alice")
+# One user per message in the restart tests: each is its own conversation, so each gets exactly one reply
+# (messages of one conversation that wait together are answered by one turn).
+USERS = {word: tg_user(5000 + n, f"User{n}") for n, word in enumerate(
+    ["before-0", "before-1", "racing-stop", "waiting-0", "waiting-1", "waiting-2", "last"]
+)}  # fmt: skip
+_DEADLINE_S = 40.0
+
+
+def _write_config(home: Path, fake: FakeTelegramServer, *, streaming: bool = False) -> None:
+    home.joinpath("config.yaml").write_text(
+        "adapters:\n"
+        "  telegram:\n"
+        "    enabled: true\n"
+        f"    streaming: {str(streaming).lower()}\n"
+        f"    api_base_url: {fake.api_base_url}\n"
+        f"    file_base_url: {fake.file_base_url}\n"
+        "    poll_timeout_s: 1\n"
+        "    request_timeout_s: 5\n"
+        "access:\n"
+        "  telegram:\n"
+        "    mode: allowlist\n"
+        f"    allow: {[str(user['id']) for user in (ALICE, *USERS.values())]}\n"
+        "rate_limit:\n"
+        "  enabled: false\n"
+        "queue:\n"
+        "  drain_grace_s: 2\n"
+    )
+
+
+def _environment(token: str) -> dict[str, str]:
+    leaky = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SLACK_BOT_TOKEN", "DISCORD_BOT_TOKEN")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOGATE_") and k not in leaky}
+    env["TELEGRAM_BOT_TOKEN"] = token
+    return env
+
+
+class Gateway:
+    """One ``mnemogate serve`` process on ``home``; its output goes to a log file for failure reports."""
+
+    def __init__(self, home: Path, token: str) -> None:
+        self.home, self.token = home, token
+        self.port = free_port()
+        self.log = home.parent / f"serve-{self.port}.log"
+        self.process: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        with self.log.open("w") as out:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "gateway.cli", "serve", "--port", str(self.port),
+                "--home", str(self.home), cwd=ROOT, env=_environment(self.token), stdout=out, stderr=out,
+            )  # fmt: skip
+        await self._wait_ready()
+
+    async def _wait_ready(self) -> None:
+        deadline = time.monotonic() + _DEADLINE_S
+        async with httpx.AsyncClient(timeout=1) as client:
+            while time.monotonic() < deadline:
+                assert self.process is not None and self.process.returncode is None, self.output()
+                with contextlib.suppress(httpx.HTTPError):
+                    ready = await client.get(f"http://127.0.0.1:{self.port}/readyz")
+                    if ready.status_code == 200:
+                        return
+                await asyncio.sleep(0.05)  # polling a condition with a deadline
+        raise AssertionError(f"serve not ready within {_DEADLINE_S} s:\n{self.output()}")
+
+    async def stop(self, sig: signal.Signals) -> int:
+        assert self.process is not None
+        os.kill(self.process.pid, sig)
+        try:
+            return await asyncio.wait_for(self.process.wait(), 30)
+        except TimeoutError:
+            self.process.kill()
+            raise AssertionError(f"serve did not exit after {sig.name}:\n{self.output()}") from None
+
+    def output(self) -> str:
+        return self.log.read_text() if self.log.exists() else ""
+
+
+def _replies(fake: FakeTelegramServer, word: str) -> int:
+    return sum(1 for call in fake.calls_of("sendMessage") if word in str(call.params.get("text", "")))
+
+
+def _shown(fake: FakeTelegramServer, word: str) -> bool:
+    calls = fake.calls_of("sendMessage") + fake.calls_of("editMessageText")
+    return any(word in str(call.params.get("text", "")) for call in calls)
+
+
+def _replies_to(fake: FakeTelegramServer, word: str) -> int:
+    user = USERS[word]
+    return sum(1 for call in fake.calls_of("sendMessage") if call.params.get("chat_id") == user["id"])
+
+
+def _sent(fake: FakeTelegramServer) -> list[tuple[object, object]]:
+    return [(call.params.get("chat_id"), call.params.get("text")) for call in fake.calls_of("sendMessage")]
+
+
+async def _wait(condition: Callable[[], bool], what: str, gateway: Gateway, fake: FakeTelegramServer) -> None:
+    deadline = time.monotonic() + _DEADLINE_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}:\n{gateway.output()}\n{_sent(fake)}")
+        await asyncio.sleep(0.02)
+
+
+async def _say(fake: FakeTelegramServer, text: str) -> dict[str, object]:
+    user = USERS.get(text, ALICE)
+    update = fake.message_update(private_chat(user), user, text)
+    fake.push(update)
+    return update
+
+
+async def test_a_dm_is_answered_once_even_when_telegram_delivers_it_twice(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    async with FakeTelegramServer() as fake:
+        _write_config(home, fake)
+        gateway = Gateway(home, fake.token)
+        await gateway.start()
+        try:
+            update = await _say(fake, "hello-gateway")
+            await _wait(lambda: _replies(fake, "hello-gateway") == 1, "the reply", gateway, fake)
+            (call,) = fake.calls_of("sendMessage")
+            assert call.params["chat_id"] == ALICE["id"]
+            assert "[offline model]" in str(call.params["text"])
+            # Telegram re-delivers an update it believes unconfirmed; the gateway's ledger answers it once.
+            await _wait(
+                lambda: update["update_id"] not in fake.pending_update_ids, "confirmation", gateway, fake
+            )
+            fake.push(update)
+            await _say(fake, "after-duplicate")
+            await _wait(lambda: _replies(fake, "after-duplicate") == 1, "the next reply", gateway, fake)
+            assert _replies(fake, "hello-gateway") == 1
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{gateway.port}") as client:
+                checks = (await client.get("/readyz")).json()["checks"]
+                metrics = (await client.get("/metrics")).text
+            assert checks["adapter:telegram"].startswith("ok (polling as @mnemo_bot; last inbound")
+            assert 'mnemogate_adapter_connected{platform="telegram"} 1.0' in metrics
+            assert 'mnemogate_adapter_last_send_timestamp_seconds{platform="telegram"}' in metrics
+        finally:
+            await gateway.stop(signal.SIGTERM)
+        assert fake.token not in gateway.output()
+
+
+async def test_a_streamed_reply_reaches_telegram_as_one_message_with_the_final_text(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    async with FakeTelegramServer() as fake:
+        _write_config(home, fake, streaming=True)
+        gateway = Gateway(home, fake.token)
+        await gateway.start()
+        try:
+            await _say(fake, "stream-me")
+            await _wait(lambda: _shown(fake, "stream-me"), "the streamed reply", gateway, fake)
+            await _say(fake, "and-again")  # the next turn starts only after the first was delivered
+            await _wait(lambda: _shown(fake, "and-again"), "the next reply", gateway, fake)
+            first, _ = fake.calls_of("sendMessage")  # one message per turn, never a second one
+            assert "stream-me" not in str(first.params["text"])  # it was sent while still growing
+            edits = fake.calls_of("editMessageText")
+            assert edits and "[offline model]" in str(edits[-1].params["text"])
+            assert len({call.params["message_id"] for call in edits}) <= 2  # only the two sent messages
+        finally:
+            await gateway.stop(signal.SIGTERM)
+
+
+async def _restart_with_messages_waiting(tmp_path: Path, sig: signal.Signals) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    async with FakeTelegramServer() as fake:
+        _write_config(home, fake)
+        gateway = Gateway(home, fake.token)
+        await gateway.start()
+        try:
+            await _say(fake, "before-0")
+            await _say(fake, "before-1")
+            await _wait(lambda: _replies_to(fake, "before-1") >= 1, "replies before the stop", gateway, fake)
+            await _say(fake, "racing-stop")  # may or may not be taken before the stop: either way once
+            await gateway.stop(sig)
+            waiting = [f"waiting-{n}" for n in range(3)]
+            for word in waiting:
+                await _say(fake, word)
+            gateway = Gateway(home, fake.token)
+            await gateway.start()
+            words = ["before-0", "before-1", "racing-stop", *waiting]
+            await _wait(lambda: all(_replies_to(fake, w) >= 1 for w in words), "every reply", gateway, fake)
+            # A later message answered means the restarted gateway went through everything before it.
+            await _say(fake, "last")
+            await _wait(lambda: _replies_to(fake, "last") == 1, "the last reply", gateway, fake)
+            assert {w: _replies_to(fake, w) for w in words} == dict.fromkeys(words, 1)
+            assert all(_replies(fake, w) == 1 for w in words)  # each reply echoes its own message
+        finally:
+            await gateway.stop(signal.SIGTERM)
+
+
+async def test_a_sigterm_restart_with_messages_waiting_loses_none_and_answers_none_twice(
+    tmp_path: Path,
+) -> None:
+    await _restart_with_messages_waiting(tmp_path, signal.SIGTERM)
+
+
+async def test_a_kill_9_restart_with_messages_waiting_loses_none_and_answers_none_twice(
+    tmp_path: Path,
+) -> None:
+    await _restart_with_messages_waiting(tmp_path, signal.SIGKILL)
