@@ -94,7 +94,7 @@ async def open_runtime(
         model = await stack.enter_async_context(client or build_client(settings.model))
         auxiliary = await _auxiliary_client(stack, settings, model)
         providers = await stack.enter_async_context(
-            build_manager(settings.memory_provider, home=home.root, extractor=auxiliary)
+            build_manager(settings.memory.provider, home=home.root, extractor=auxiliary)
         )
         memory = MemoryStores(home.root, settings.memory, audit=MirroringAuditSink(state, providers))
         skills = SkillStore(home.root)
@@ -227,9 +227,9 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
     stop = _stop_on_signals()
     async with open_runtime(home, settings) as runtime, contextlib.AsyncExitStack() as stack:
         metrics = Metrics(runtime.state)
-        if settings.memory_provider.name != "none":
+        if settings.memory.provider.name != "none":
             providers = runtime.providers
-            metrics.watch_provider(settings.memory_provider.name, lambda: not providers.health().degraded)
+            metrics.watch_provider(settings.memory.provider.name, lambda: not providers.health().degraded)
         gateway = build_gateway(runtime, count_inbound=metrics.count_inbound)
         web, api = WebChatAdapter("web"), WebChatAdapter("api")
         platforms = configured_adapters(settings)
@@ -312,7 +312,7 @@ def _state_probe(state: StateStore) -> Probe:
 
 def _memory_health(runtime: Runtime) -> str:
     """One line for /status: the built-in memory and, when configured, the external provider's state."""
-    name = runtime.settings.memory_provider.name
+    name = runtime.settings.memory.provider.name
     if name == "none":
         return "built-in"
     return f"built-in + {name} ({runtime.providers.health().state.value})"

@@ -1,4 +1,4 @@
-"""Typed configuration of the external memory provider (the ``memory_provider`` section).
+"""Typed configuration of the external memory provider (the ``memory.provider`` section).
 
 Invariants: at most one external provider is named; a per-provider section configured for a provider
 other than the named one is a configuration error rather than silently ignored; secrets are ``SecretStr``
@@ -79,7 +79,7 @@ class ProviderSettings(BaseModel):
         ]
         if others:
             raise ValueError(
-                f"memory_provider.{others[0]} is configured but memory_provider.name is {self.name!r}: "
+                f"memory.provider.{others[0]} is configured but memory.provider.name is {self.name!r}: "
                 "only one external memory provider can be active"
             )
         return self

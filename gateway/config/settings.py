@@ -53,6 +53,12 @@ class LogSettings(BaseModel):
     include_bodies: bool = False
 
 
+class MemorySection(MemorySettings):
+    """The ``memory`` section: the curated memory's layout and limits plus the external provider."""
+
+    provider: ProviderSettings = Field(default_factory=ProviderSettings)
+
+
 class Settings(BaseSettings):
     """Everything configurable; built by ``gateway.config.load_settings``."""
 
@@ -66,8 +72,7 @@ class Settings(BaseSettings):
     http: HttpSettings = Field(default_factory=HttpSettings)
     log: LogSettings = Field(default_factory=LogSettings)
     state: StateSettings = Field(default_factory=StateSettings)
-    memory: MemorySettings = Field(default_factory=MemorySettings)
-    memory_provider: ProviderSettings = Field(default_factory=ProviderSettings)
+    memory: MemorySection = Field(default_factory=lambda: MemorySection())
     model: ModelSettings = Field(default_factory=ModelSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     prompt: PromptSettings = Field(default_factory=PromptSettings)
@@ -127,7 +132,7 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _hand_memory_provider_keys(self) -> Settings:
         """Give the memory provider its key from the environment; a named provider without one is an error."""
-        chosen = self.memory_provider.with_secrets(
+        chosen = self.memory.provider.with_secrets(
             honcho_api_key=self.honcho_api_key, mem0_api_key=self.mem0_api_key
         )
         keys = {
@@ -136,9 +141,9 @@ class Settings(BaseSettings):
         }
         if chosen.name in keys and keys[chosen.name][0] is None:
             raise ValueError(
-                f"memory_provider.name is {chosen.name} but no API key is set ({keys[chosen.name][1]})"
+                f"memory.provider.name is {chosen.name} but no API key is set ({keys[chosen.name][1]})"
             )
-        self.memory_provider = chosen
+        self.memory = self.memory.model_copy(update={"provider": chosen})
         return self
 
     @model_validator(mode="after")

@@ -31,7 +31,7 @@ from agent_core.state.outbox import (
     release_claims,
 )
 from gateway.contracts import Adapter, BadFormatError, ChatRef, OutboundMessage, SendError
-from gateway.queue.signals import Signals
+from gateway.queue.signals import Signals, wait_signal
 from gateway.queue.worker_pool import new_holder
 
 from .addresses import chat_from_text
@@ -78,6 +78,7 @@ class DeliveryLoop:
         self._streams = streams
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
+        self._stopping = False
         self.sent = 0
         self.failed = 0
 
@@ -88,6 +89,7 @@ class DeliveryLoop:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        self._stopping = True
         if self._loop_task is not None:
             self._loop_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -104,7 +106,7 @@ class DeliveryLoop:
     async def _run(self) -> None:
         platforms = sorted(self._adapters)
         interval = self._settings.poll_min_s
-        while platforms:
+        while platforms and not self._stopping:
             self._signals.outbox.clear()
             claimed = await self._claim(platforms)
             for item in claimed:
@@ -113,8 +115,7 @@ class DeliveryLoop:
                 task.add_done_callback(self._done)
             backoff = min(interval * 2, self._settings.poll_max_s)
             interval = self._settings.poll_min_s if claimed else backoff
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._signals.outbox.wait(), interval)
+            await wait_signal(self._signals.outbox, interval)
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)

@@ -25,6 +25,7 @@ from typing import Self
 from agent_core.agent import ReplyDelta, ToolStarted, TurnFailed, TurnFinished, TurnScope
 from agent_core.state import StateStore
 from gateway.contracts import Adapter, ChatRef, OutboundMessage, SendError
+from gateway.queue.signals import wait_signal
 from gateway.queue.turn_lane import TurnAgent
 
 from .addresses import chat_from_text
@@ -138,8 +139,7 @@ class ReplyStream:
                 return
             self._changed.clear()
             pause = await self._push()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._closing.wait(), max(pause, self._interval_s))
+            await wait_signal(self._closing, max(pause, self._interval_s))
             if self._closing.is_set():
                 return
 

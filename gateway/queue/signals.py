@@ -15,3 +15,17 @@ class Signals:
 
     jobs: asyncio.Event = field(default_factory=asyncio.Event)
     outbox: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+async def wait_signal(event: asyncio.Event, timeout: float) -> bool:  # noqa: ASYNC109 - a poll interval
+    """Wait until ``event`` is set or ``timeout`` passes; True if it was set.
+
+    ``asyncio.timeout`` rather than ``asyncio.wait_for``: on Python 3.11 ``wait_for`` can swallow a
+    cancellation that arrives just as the event fires, and a polling loop then never stops.
+    """
+    try:
+        async with asyncio.timeout(timeout):
+            await event.wait()
+    except TimeoutError:
+        return False
+    return True

@@ -23,7 +23,7 @@ from agent_core.state import StateError, StateStore
 from agent_core.state.jobs import ClaimedJob, claim_jobs, has_runnable, release_jobs, renew_leases
 
 from .settings import QueueSettings
-from .signals import Signals
+from .signals import Signals, wait_signal
 from .turn_lane import LaneOutcome, TurnAgent, TurnLane
 
 _LOG = logging.getLogger("mnemogate.queue")
@@ -120,8 +120,7 @@ class WorkerPool:
             interval = self._settings.poll_min_s if claimed else backoff
             if claimed and self.in_flight < self._settings.concurrency:
                 continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._signals.jobs.wait(), interval)
+            await wait_signal(self._signals.jobs, interval)
 
     async def _claim(self) -> list[ClaimedJob]:
         free = self._settings.concurrency - self.in_flight

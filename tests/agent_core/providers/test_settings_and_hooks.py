@@ -112,12 +112,12 @@ def test_config_yaml_names_the_provider_and_the_key_comes_from_the_environment(
 
     config = home / "config.yaml"
     config.write_text(
-        "memory_provider:\n  name: honcho\n  honcho:\n    workspace_id: bees\n", encoding="utf-8"
+        "memory:\n  provider:\n    name: honcho\n    honcho:\n      workspace_id: bees\n", encoding="utf-8"
     )
     with pytest.raises(ConfigError, match="HONCHO_API_KEY"):
         load_settings(config)
     monkeypatch.setenv("HONCHO_API_KEY", "hk-123")
     settings = load_settings(config)
-    honcho = settings.memory_provider.honcho
+    honcho = settings.memory.provider.honcho
     assert honcho.workspace_id == "bees"
     assert honcho.api_key is not None and honcho.api_key.get_secret_value() == "hk-123"
