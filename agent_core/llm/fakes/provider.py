@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from types import TracebackType
@@ -26,7 +27,7 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
-class FakeProviderServer:
+class FakeProviderServer(ABC):
     """Subclasses set ``paths`` and implement :meth:`render` and :meth:`error_response`."""
 
     paths: tuple[str, ...] = ()
@@ -77,11 +78,13 @@ class FakeProviderServer:
         return list(self.requests)
 
     # -- protocol hooks ------------------------------------------------------------------------
+    @abstractmethod
     def render(self, request: RecordedRequest, reply: FakeReply, serial: int) -> FakeHTTPResponse:
-        raise NotImplementedError
+        """The provider's wire response for ``reply``."""
 
+    @abstractmethod
     def error_response(self, status: int, error_type: str, message: str) -> FakeHTTPResponse:
-        raise NotImplementedError
+        """The provider's error body for an HTTP ``status``."""
 
     def presented_key(self, request: RecordedRequest) -> str | None:
         auth = request.headers.get("authorization", "")
