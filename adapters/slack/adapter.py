@@ -1,7 +1,8 @@
 """SlackAdapter: slack-bolt ``AsyncApp`` over the Events API (our route) or Socket Mode; translating only.
 
 Invariants: an events request is verified with the signing secret (Bolt answers 401 otherwise) and acked
-before the sink runs, so Slack always gets its answer within 3 s; retried deliveries of an ``event_id``
+only after the sink (the gateway's durable enqueue) accepted it, so nothing Slack was told is stored can
+be lost — a failed hand-off gets an error answer and Slack redelivers; retried deliveries of an ``event_id``
 already accepted are dropped here and by the gateway's ledger; the bot's own messages never reach the sink;
 a top-level mention is answered in a thread under it; chunks are at most 4,000 characters and an edit
 longer than that is refused; ``start`` and ``stop`` are mirror images, and no message reaches the sink after
@@ -112,7 +113,9 @@ class SlackAdapter(Adapter):
             client=client,
             signing_secret=secret.get_secret_value() if http and secret else "",
             request_verification_enabled=http,
-            process_before_response=False,
+            # The listener (the gateway's durable enqueue, milliseconds) runs before Slack gets its answer:
+            # a delivery is acked only once stored, and an error answer makes Slack redeliver it.
+            process_before_response=True,
             # Keeps Bolt from swapping in its assistant-thread helpers (they fetch conversations.replies).
             attaching_conversation_kwargs_enabled=False,
             logger=logging.getLogger("mnemogate.adapters.slack.bolt"),
@@ -182,9 +185,9 @@ class SlackAdapter(Adapter):
         try:
             await sink(message)
         except Exception:
-            # The adapter boundary: Slack was already acked (3 s rule), so the failure is logged loudly.
+            # The adapter boundary: Slack gets an error answer and redelivers; the ledger dedupes.
             _LOG.error("slack event %s was not accepted by the gateway", event_id, exc_info=True)
-            return
+            raise
         self._accepted.add(event_id)
         if message.mentions_bot and (key := thread_key(message.chat)) is not None:
             self._threads.add(key)
