@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from typing import Any
 
 import discord.gateway
@@ -14,30 +11,8 @@ import pytest
 import yarl
 
 from adapters.discord import DiscordAdapter, create_adapter
-from gateway.contracts import InboundMessage
 from tests.adapters.fakes.discord_server import FakeDiscordServer
-
-
-@dataclass
-class RecordingSink:
-    """The gateway's side of the contract: stores what it is handed."""
-
-    received: list[InboundMessage] = field(default_factory=list)
-
-    async def __call__(self, message: InboundMessage) -> None:
-        self.received.append(message)
-
-    async def wait_for(self, count: int, within_s: float = 10.0) -> list[InboundMessage]:
-        await wait_until(lambda: len(self.received) >= count, within_s, f"{count} inbound messages")
-        return self.received
-
-
-async def wait_until(condition: Callable[[], bool], within_s: float = 10.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + within_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
+from tests.adapters.fakes.recording_sink import RecordingSink
 
 
 def adapter_settings(fake: FakeDiscordServer, **overrides: Any) -> dict[str, Any]:

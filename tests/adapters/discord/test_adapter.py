@@ -9,8 +9,9 @@ import pytest
 
 from adapters.discord import DiscordAdapter, create_adapter
 from gateway.contracts import AdapterConfigError, ChatKind, InboundMessage, OutboundMessage, SendError
-from tests.adapters.discord.conftest import RecordingSink, adapter_settings, wait_until
+from tests.adapters.discord.conftest import adapter_settings
 from tests.adapters.fakes.discord_server import FakeDiscordServer, user_payload
+from tests.adapters.fakes.recording_sink import RecordingSink, wait_until
 
 ALICE = user_payload(42, "alice")
 BOB = user_payload(77, "bob")

@@ -16,8 +16,8 @@ import uvicorn
 from fastapi import FastAPI
 
 from adapters.slack import SlackAdapter, create_adapter
+from tests.adapters.fakes.recording_sink import RecordingSink, wait_until
 from tests.adapters.fakes.slack_server import FakeSlackServer, sign
-from tests.adapters.telegram.conftest import RecordingSink, wait_until
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 EVENTS_PATH = "/webhooks/slack/events"

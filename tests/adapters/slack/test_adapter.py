@@ -10,9 +10,9 @@ import pytest
 
 from adapters.slack import SlackAdapter, create_adapter
 from gateway.contracts import AdapterConfigError, ChatKind, ChatRef, OutboundMessage, SendError
+from tests.adapters.fakes.recording_sink import RecordingSink, wait_until
 from tests.adapters.fakes.slack_server import FakeSlackServer, sign, slack_mrkdwn_text
 from tests.adapters.slack.conftest import SlackEvents, adapter_settings
-from tests.adapters.telegram.conftest import RecordingSink, wait_until
 
 ALICE, BOB = "UALICE", "UBOB"
 DM, GENERAL, PRIVATE = "D0ALICE", "C0GENERAL", "G0PRIVATE"

@@ -16,6 +16,7 @@ from gateway.contracts import (
     OutboundMessage,
     SendError,
 )
+from tests.adapters.fakes.recording_sink import RecordingSink, wait_until
 from tests.adapters.fakes.telegram_server import (
     FakeTelegramServer,
     group_chat,
@@ -23,7 +24,7 @@ from tests.adapters.fakes.telegram_server import (
     telegram_html_text,
     tg_user,
 )
-from tests.adapters.telegram.conftest import RecordingSink, adapter_settings, wait_until
+from tests.adapters.telegram.conftest import adapter_settings
 
 ALICE = tg_user(42, "Alice", "alice")
 BOB = tg_user(77, "Bob")

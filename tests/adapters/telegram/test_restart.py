@@ -9,8 +9,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from tests.adapters.fakes.recording_sink import wait_until
 from tests.adapters.fakes.telegram_server import FakeTelegramServer, private_chat, tg_user
-from tests.adapters.telegram.conftest import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 ALICE = tg_user(42, "Alice")

@@ -14,8 +14,9 @@ from fastapi import FastAPI
 
 from adapters.telegram import TelegramAdapter, create_adapter
 from gateway.contracts import AdapterConfigError
+from tests.adapters.fakes.recording_sink import RecordingSink, wait_until
 from tests.adapters.fakes.telegram_server import FakeTelegramServer, private_chat, tg_user
-from tests.adapters.telegram.conftest import RecordingSink, adapter_settings, wait_until
+from tests.adapters.telegram.conftest import adapter_settings
 
 SECRET = "s3cret-Token_1"
 ALICE = tg_user(42, "Alice")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -17,6 +17,7 @@ from agent_core.agent import (
     TurnRunner,
     TurnScope,
 )
+from agent_core.compression import Compressor
 from agent_core.llm import LLMClient
 from agent_core.memory import MemorySettings, MemoryStores
 from agent_core.prompt import PromptSettings
@@ -57,6 +58,7 @@ async def agent_harness(
     *,
     recall: RecallSource | None = None,
     settings: AgentSettings | None = None,
+    compressor: Callable[[StateStore, MemoryStores], Compressor] | None = None,
 ) -> AsyncIterator[Harness]:
     async with StateStore(home) as state:
         memory = MemoryStores(home, MemorySettings(), audit=state)
@@ -79,5 +81,6 @@ async def agent_harness(
             toolbox=toolbox,
             settings=settings or AgentSettings(),
             recall=recall,
+            compressor=compressor(state, memory) if compressor is not None else None,
         )
         yield Harness(home, state, memory, runner, prompts)

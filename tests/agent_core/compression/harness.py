@@ -5,10 +5,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 
-from agent_core.agent import AgentEvent, AgentSettings, SegmentPrompts, Toolbox, TurnRunner, TurnScope
+from agent_core.agent import AgentEvent, SegmentPrompts, TurnRunner, TurnScope
 from agent_core.compression import (
     BANNER,
     FLUSH_INSTRUCTION,
@@ -18,13 +17,10 @@ from agent_core.compression import (
     Compressor,
 )
 from agent_core.llm import LLMClient, LLMRequest, ScriptStep
-from agent_core.memory import MemorySettings, MemoryStores
-from agent_core.prompt import PromptSettings
-from agent_core.skills import SkillStore
+from agent_core.memory import MemoryStores
 from agent_core.state import MessageRecord, NewMessage, Principal, StateStore
-from agent_core.tools import builtin_registry
+from tests.agent_core.agent.harness import agent_harness
 
-TODAY = date(2026, 11, 30)
 WINDOW = 8_000
 """A small context window: the threshold (4,000 tokens) is a few exchanges above the fixed prompt."""
 
@@ -120,36 +116,22 @@ async def compressing_agent(
     clock: FakeClock | None = None,
     hooks: CompressionHooks | None = None,
 ) -> AsyncIterator[CompressingAgent]:
-    async with StateStore(home) as state:
-        memory = MemoryStores(home, MemorySettings(), audit=state)
-        skills = SkillStore(home)
-        toolbox = Toolbox(builtin_registry(memory=memory, skills=skills))
-        prompts = SegmentPrompts(
-            home=home,
-            settings=PromptSettings(),
-            state=state,
-            memory=memory,
-            skills=skills,
-            model="scripted",
-            tool_names=toolbox.names(),
-            today=lambda: TODAY,
+    built: list[Compressor] = []
+
+    def build(state: StateStore, memory: MemoryStores) -> Compressor:
+        built.append(
+            Compressor(
+                state=state,
+                memory=memory,
+                client=client,
+                summariser=summariser,
+                context_window=context_window,
+                settings=settings,
+                hooks=hooks,
+                clock=clock or FakeClock(),
+            )
         )
-        compressor = Compressor(
-            state=state,
-            memory=memory,
-            client=client,
-            summariser=summariser,
-            context_window=context_window,
-            settings=settings,
-            hooks=hooks,
-            clock=clock or FakeClock(),
-        )
-        runner = TurnRunner(
-            state=state,
-            client=client,
-            prompts=prompts,
-            toolbox=toolbox,
-            settings=AgentSettings(),
-            compressor=compressor,
-        )
-        yield CompressingAgent(home, state, memory, prompts, compressor, runner)
+        return built[0]
+
+    async with agent_harness(home, client, compressor=build) as agent:
+        yield CompressingAgent(home, agent.state, agent.memory, agent.prompts, built[0], agent.runner)

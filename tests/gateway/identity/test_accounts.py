@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from agent_core.state import StateStore
 from gateway.contracts import UserRef
 from gateway.identity import Accounts
-from tests.gateway.identity.conftest import ManualClock
+from tests.gateway.conftest import ManualClock
 
 
 async def test_a_new_account_gets_a_person_that_stays_the_same(state: StateStore, clock: ManualClock) -> None:

@@ -10,7 +10,7 @@ from agent_core.memory import MemorySettings, MemoryStores
 from agent_core.state import StateStore
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.identity import ALPHABET, Accounts, LinkError, LinkSettings
-from tests.gateway.identity.conftest import ManualClock
+from tests.gateway.conftest import ManualClock
 
 TELEGRAM = UserRef("telegram", "100", display_name="Ada")
 SLACK = UserRef("slack", "U9", display_name="ada")

@@ -7,7 +7,7 @@ import pytest
 from agent_core.state import StateStore
 from gateway.contracts import UserRef
 from gateway.identity import ALPHABET, Pairing, PairingError, PairingState
-from tests.gateway.identity.conftest import ManualClock
+from tests.gateway.conftest import ManualClock
 
 
 def user(n: int, platform: str = "telegram") -> UserRef:

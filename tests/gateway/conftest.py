@@ -1,4 +1,4 @@
-"""A real state.db per test and a hand-driven wall clock."""
+"""Shared by the gateway tests: a real state.db per test and a hand-driven wall clock."""
 
 from __future__ import annotations
 
