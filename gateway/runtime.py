@@ -28,6 +28,7 @@ from agent_core.skills import SkillStore
 from agent_core.state import StateError, StateStore
 from agent_core.tools import builtin_registry
 from gateway.access import AccessControl, RateLimiter
+from gateway.adapter_checkpoints import StateCheckpoints
 from gateway.adapters_config import build_adapters
 from gateway.config import Home, Settings
 from gateway.contracts import Adapter
@@ -238,8 +239,9 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         streams = StreamRegistry()
         # Exit runs in reverse: HTTP stops taking messages, the pool drains, delivery sends what the
         # drained turns queued, and only then do the adapters disconnect.
-        for adapter in adapters.values():
+        for name, adapter in adapters.items():
             await stack.enter_async_context(adapter)
+            adapter.use_checkpoints(StateCheckpoints(runtime.state, name))
             await adapter.start(gateway.pipeline.handle)
         delivery = await stack.enter_async_context(
             DeliveryLoop(

@@ -151,12 +151,20 @@ _SEARCH = (
     "WHERE author IS NOT NULL AND role = 'user'",
 )
 
+# Positions adapters keep across restarts (e.g. Discord: the newest message handled per channel).
+_CHECKPOINTS = (
+    """CREATE TABLE adapter_checkpoints (
+        platform TEXT NOT NULL, key TEXT NOT NULL, position INTEGER NOT NULL, updated_at REAL NOT NULL,
+        PRIMARY KEY (platform, key)) WITHOUT ROWID""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: conversations, segments, messages, persons, memory audit", _CORE),
     Migration(2, "gateway: inbound ledger, turn jobs, leases, outbox", _GATEWAY),
     Migration(3, "identity: link codes, pairing requests, access notices", _IDENTITY),
     Migration(4, "gateway queue: job routing, interrupt flag, outbox claims, chunk progress", _GATEWAY_QUEUE),
     Migration(5, "search: index of user messages by author", _SEARCH),
+    Migration(6, "adapters: checkpoints kept across restarts", _CHECKPOINTS),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

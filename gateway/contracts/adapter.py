@@ -8,11 +8,11 @@ Adapters are found through the entry-point group ``mnemogate.adapters``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 from gateway.contracts.capabilities import Capabilities
 from gateway.contracts.errors import AdapterConfigError, AdapterError
@@ -22,6 +22,22 @@ ENTRY_POINT_GROUP = "mnemogate.adapters"
 
 InboundSink = Callable[[InboundMessage], Awaitable[None]]
 """Where an adapter hands each inbound message; it returns once the message is durably accepted."""
+
+
+class Checkpoints(Protocol):
+    """Positions an adapter keeps across restarts (e.g. the newest message handled per channel).
+
+    Positions per key only move forward: ``advance`` with a lower position than the stored one is a no-op,
+    so concurrent hand-offs may record in any order.
+    """
+
+    async def load(self) -> Mapping[str, int]:
+        """Every key this adapter recorded, with its position."""
+        ...
+
+    async def advance(self, key: str, position: int) -> None:
+        """Durably record ``position`` for ``key`` unless a higher one is already stored."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -52,6 +68,10 @@ class Adapter(ABC):
     @abstractmethod
     async def start(self, sink: InboundSink) -> None:
         """Connect and begin delivering inbound messages to ``sink``."""
+
+    def use_checkpoints(self, checkpoints: Checkpoints) -> None:
+        """Called by the gateway before ``start``; an adapter that catches up after a restart keeps it."""
+        return None
 
     @abstractmethod
     async def stop(self) -> None:

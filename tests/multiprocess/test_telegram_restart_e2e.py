@@ -6,28 +6,21 @@ kill -9) while messages wait answers every one of them after its restart, none t
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
 import signal
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
 from tests.adapters.fakes.telegram_server import FakeTelegramServer, private_chat, tg_user
-from tests.e2e.gateway_process import free_port
+from tests.multiprocess.serve_process import ServeProcess, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
 ALICE = tg_user(4242, "Alice")
 # One user per message in the restart tests: each is its own conversation, so each gets exactly one reply
 # (messages of one conversation that wait together are answered by one turn).
 USERS = {word: tg_user(5000 + n, f"User{n}") for n, word in enumerate(
     ["before-0", "before-1", "racing-stop", "waiting-0", "waiting-1", "waiting-2", "last"]
 )}  # fmt: skip
-_DEADLINE_S = 40.0
 
 
 def _write_config(home: Path, fake: FakeTelegramServer, *, streaming: bool = False) -> None:
@@ -51,53 +44,9 @@ def _write_config(home: Path, fake: FakeTelegramServer, *, streaming: bool = Fal
     )
 
 
-def _environment(token: str) -> dict[str, str]:
-    leaky = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SLACK_BOT_TOKEN", "DISCORD_BOT_TOKEN")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOGATE_") and k not in leaky}
-    env["TELEGRAM_BOT_TOKEN"] = token
-    return env
-
-
-class Gateway:
-    """One ``mnemogate serve`` process on ``home``; its output goes to a log file for failure reports."""
-
+class Gateway(ServeProcess):
     def __init__(self, home: Path, token: str) -> None:
-        self.home, self.token = home, token
-        self.port = free_port()
-        self.log = home.parent / f"serve-{self.port}.log"
-        self.process: asyncio.subprocess.Process | None = None
-
-    async def start(self) -> None:
-        with self.log.open("w") as out:
-            self.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "gateway.cli", "serve", "--port", str(self.port),
-                "--home", str(self.home), cwd=ROOT, env=_environment(self.token), stdout=out, stderr=out,
-            )  # fmt: skip
-        await self._wait_ready()
-
-    async def _wait_ready(self) -> None:
-        deadline = time.monotonic() + _DEADLINE_S
-        async with httpx.AsyncClient(timeout=1) as client:
-            while time.monotonic() < deadline:
-                assert self.process is not None and self.process.returncode is None, self.output()
-                with contextlib.suppress(httpx.HTTPError):
-                    ready = await client.get(f"http://127.0.0.1:{self.port}/readyz")
-                    if ready.status_code == 200:
-                        return
-                await asyncio.sleep(0.05)  # polling a condition with a deadline
-        raise AssertionError(f"serve not ready within {_DEADLINE_S} s:\n{self.output()}")
-
-    async def stop(self, sig: signal.Signals) -> int:
-        assert self.process is not None
-        os.kill(self.process.pid, sig)
-        try:
-            return await asyncio.wait_for(self.process.wait(), 30)
-        except TimeoutError:
-            self.process.kill()
-            raise AssertionError(f"serve did not exit after {sig.name}:\n{self.output()}") from None
-
-    def output(self) -> str:
-        return self.log.read_text() if self.log.exists() else ""
+        super().__init__(home, {"TELEGRAM_BOT_TOKEN": token})
 
 
 def _replies(fake: FakeTelegramServer, word: str) -> int:
@@ -119,11 +68,7 @@ def _sent(fake: FakeTelegramServer) -> list[tuple[object, object]]:
 
 
 async def _wait(condition: Callable[[], bool], what: str, gateway: Gateway, fake: FakeTelegramServer) -> None:
-    deadline = time.monotonic() + _DEADLINE_S
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}:\n{gateway.output()}\n{_sent(fake)}")
-        await asyncio.sleep(0.02)
+    await wait_until(condition, what, lambda: f"{gateway.output()}\n{_sent(fake)}")
 
 
 async def _say(fake: FakeTelegramServer, text: str) -> dict[str, object]:

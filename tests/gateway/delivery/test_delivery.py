@@ -3,6 +3,7 @@ visible failure after bounded attempts, per-chat order across replies."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from pathlib import Path
@@ -29,7 +30,13 @@ async def test_a_long_reply_goes_out_chunk_by_chunk_retrying_a_rate_limited_chun
         assert time.monotonic() - started >= 0.05  # retry_after waited in full
         keys = [m.idempotency_key for m in adapter.sent]
         assert keys == [f"{keys[0][:-2]}#{n}" for n in range(3)]
-        rows = await b.gateway.outbox.for_conversation((await b.jobs())[0][1])
+        conversation_id = (await b.jobs())[0][1]
+        # The row is marked sent right after the last chunk went out; wait for that write.
+        deadline = time.monotonic() + 10.0
+        rows = await b.gateway.outbox.for_conversation(conversation_id)
+        while rows[0].state == "sending" and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+            rows = await b.gateway.outbox.for_conversation(conversation_id)
         assert [(r.state, r.attempts, r.chunks_sent) for r in rows] == [("sent", 1, 3)]
 
 
