@@ -17,7 +17,9 @@ from pydantic import SecretStr, ValidationError
 from gateway.contracts import Adapter, AdapterConfigError, AdapterFactory, load_adapter_factory
 from gateway.delivery.settings import AdapterSettings
 
-GATEWAY_OPTIONS = frozenset({"enabled", "streaming", "streaming_interval_s"})
+GATEWAY_OPTIONS = frozenset(
+    {"enabled", "streaming", "streaming_interval_s", "start_retry_initial_s", "start_retry_max_s"}
+)
 """Options of ``adapters.<name>`` the gateway reads itself; they are not passed to the adapter factory."""
 
 

@@ -29,10 +29,11 @@ from agent_core.state import StateError, StateStore
 from agent_core.tools import builtin_registry
 from gateway.access import AccessControl, RateLimiter
 from gateway.adapter_checkpoints import StateCheckpoints
+from gateway.adapter_supervisor import SupervisedAdapter
 from gateway.adapters_config import build_adapters
 from gateway.config import Home, Settings
 from gateway.contracts import Adapter
-from gateway.delivery import DeliveryLoop, Outbox, StreamingAgent, StreamRegistry
+from gateway.delivery import AdapterSettings, DeliveryLoop, Outbox, StreamingAgent, StreamRegistry
 from gateway.http import create_app, serve_http
 from gateway.http.admin_routes import AdminBackend
 from gateway.http.metrics import Metrics
@@ -206,6 +207,16 @@ def configured_adapters(settings: Settings) -> dict[str, Adapter]:
     return build_adapters(settings.adapters)
 
 
+def supervised(adapters: Mapping[str, Adapter], options: Mapping[str, AdapterSettings]) -> dict[str, Adapter]:
+    """Each adapter with its start retried in the background while its platform is unreachable."""
+    return {
+        name: SupervisedAdapter(
+            adapter, initial_s=options[name].start_retry_initial_s, max_s=options[name].start_retry_max_s
+        )
+        for name, adapter in adapters.items()
+    }
+
+
 def streaming_agent(
     runtime: Runtime, adapters: Mapping[str, Adapter], delivery: DeliveryLoop, streams: StreamRegistry
 ) -> StreamingAgent:
@@ -233,7 +244,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             metrics.watch_provider(settings.memory.provider.name, lambda: not providers.health().degraded)
         gateway = build_gateway(runtime, count_inbound=metrics.count_inbound)
         web, api = WebChatAdapter("web"), WebChatAdapter("api")
-        platforms = configured_adapters(settings)
+        platforms = supervised(configured_adapters(settings), settings.adapters)
         adapters: dict[str, Adapter] = {"web": web, "api": api, **platforms}
         metrics.watch_adapters(platforms)
         streams = StreamRegistry()

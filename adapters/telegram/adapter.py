@@ -115,6 +115,7 @@ class TelegramAdapter(Adapter):
             raise AdapterError("telegram adapter already started")
         silence_token_loggers()
         self._sink = sink
+        self._ledger.stopping = False  # a retried start after a failed one takes updates again
         app = self._build()
         try:
             await app.initialize()
@@ -138,12 +139,15 @@ class TelegramAdapter(Adapter):
                 error_callback=self._on_poll_error,
             )
         elif self._settings.webhook_url:
-            await app.bot.set_webhook(
-                self._settings.webhook_url,
-                secret_token=self._secret(),
-                allowed_updates=["message"],
-                drop_pending_updates=False,
-            )
+            try:
+                await app.bot.set_webhook(
+                    self._settings.webhook_url,
+                    secret_token=self._secret(),
+                    allowed_updates=["message"],
+                    drop_pending_updates=False,
+                )
+            except TelegramError as exc:  # the caller stops the half-started app before any retry
+                raise AdapterError(f"telegram refused the webhook: {send_error(exc, self._token)}") from exc
         self._connected, self._detail = True, f"{self._settings.mode} as @{self._identity.username}"
         _LOG.info("telegram adapter started (%s)", self._detail)
 

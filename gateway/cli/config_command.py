@@ -1,4 +1,8 @@
-"""``mnemogate check-config``: validate config.yaml plus environment and say what is wrong."""
+"""``mnemogate check-config``: validate config.yaml plus environment and say what is wrong.
+
+Runs the same checks ``serve`` runs before it connects: the settings, and every enabled adapter built from
+them (its token present, its extra installed, its options valid) — without contacting any platform.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import argparse
 from typing import Any
 
 from gateway.cli.context import CommandContext
+from gateway.runtime import configured_adapters
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -19,10 +24,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def run(context: CommandContext) -> int:
     settings = context.settings
+    adapters = configured_adapters(settings)  # AdapterConfigError names every problem at once
     source = context.home.config_file
     origin = str(source) if source.exists() else f"{source} (absent: defaults and environment only)"
     print(f"configuration OK: {origin}")
     print(f"  model provider: {settings.model.provider}")
     print(f"  memory isolation: {settings.memory.isolation}")
     print(f"  http: {settings.http.host}:{settings.http.port}")
+    print(f"  adapters: {', '.join(['web', *adapters])}")
     return 0

@@ -59,6 +59,10 @@ class AdapterSettings(BaseModel):
     enabled: bool = False
     streaming: bool = False
     streaming_interval_s: float = Field(default=1.0, gt=0, description="Least time between stream edits.")
+    start_retry_initial_s: float = Field(
+        default=1.0, gt=0, description="First wait before retrying a start that failed (platform away)."
+    )
+    start_retry_max_s: float = Field(default=60.0, gt=0, description="Longest wait between start retries.")
 
     @model_validator(mode="before")
     @classmethod

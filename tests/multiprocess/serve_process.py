@@ -7,7 +7,6 @@ kill -9, and read its log when something fails.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import sys
@@ -47,26 +46,34 @@ class ServeProcess:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    async def start(self) -> None:
+    async def start(self, *, wait_ready: bool = True) -> None:
         with self.log.open("w") as out:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "gateway.cli", "serve", "--port", str(self.port),
                 "--home", str(self.home), cwd=ROOT, env=serve_environment(self.credentials),
                 stdout=out, stderr=out,
             )  # fmt: skip
-        await self._wait_ready()
+        if wait_ready:
+            await self.wait_readiness(200)
 
-    async def _wait_ready(self) -> None:
-        deadline = time.monotonic() + DEADLINE_S
+    async def readiness(self) -> httpx.Response | None:
+        """``GET /readyz`` once; None while nothing answers."""
         async with httpx.AsyncClient(timeout=1) as client:
-            while time.monotonic() < deadline:
-                assert self.process is not None and self.process.returncode is None, self.output()
-                with contextlib.suppress(httpx.HTTPError):
-                    ready = await client.get(f"{self.base_url}/readyz")
-                    if ready.status_code == 200:
-                        return
-                await asyncio.sleep(0.05)  # polling a condition with a deadline
-        raise AssertionError(f"serve not ready within {DEADLINE_S} s:\n{self.output()}")
+            try:
+                return await client.get(f"{self.base_url}/readyz")
+            except httpx.HTTPError:
+                return None
+
+    async def wait_readiness(self, status: int) -> httpx.Response:
+        """Poll ``/readyz`` until it answers ``status`` (200 ready, 503 up but not ready); fail on exit."""
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline:
+            assert self.process is not None and self.process.returncode is None, self.output()
+            answer = await self.readiness()
+            if answer is not None and answer.status_code == status:
+                return answer
+            await asyncio.sleep(0.05)  # polling a condition with a deadline
+        raise AssertionError(f"/readyz did not answer {status} within {DEADLINE_S} s:\n{self.output()}")
 
     async def stop(self, sig: signal.Signals = signal.SIGTERM) -> int:
         assert self.process is not None

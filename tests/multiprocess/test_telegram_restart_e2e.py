@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 
 from tests.adapters.fakes.telegram_server import FakeTelegramServer, private_chat, tg_user
+from tests.e2e.gateway_process import free_port
 from tests.multiprocess.serve_process import ServeProcess, wait_until
 
 ALICE = tg_user(4242, "Alice")
@@ -23,11 +24,15 @@ USERS = {word: tg_user(5000 + n, f"User{n}") for n, word in enumerate(
 )}  # fmt: skip
 
 
-def _write_config(home: Path, fake: FakeTelegramServer, *, streaming: bool = False) -> None:
+def _write_config(
+    home: Path, fake: FakeTelegramServer, *, streaming: bool = False, start_retry_max_s: float = 60
+) -> None:
     home.joinpath("config.yaml").write_text(
         "adapters:\n"
         "  telegram:\n"
         "    enabled: true\n"
+        "    start_retry_initial_s: 0.1\n"
+        f"    start_retry_max_s: {start_retry_max_s}\n"
         f"    streaming: {str(streaming).lower()}\n"
         f"    api_base_url: {fake.api_base_url}\n"
         f"    file_base_url: {fake.file_base_url}\n"
@@ -170,3 +175,21 @@ async def test_a_kill_9_restart_with_messages_waiting_loses_none_and_answers_non
     tmp_path: Path,
 ) -> None:
     await _restart_with_messages_waiting(tmp_path, signal.SIGKILL)
+
+
+async def test_a_gateway_started_while_telegram_is_away_connects_once_it_is_back(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    later = FakeTelegramServer(port=free_port())
+    _write_config(home, later, start_retry_max_s=0.5)
+    gateway = Gateway(home, later.token)
+    await gateway.start(wait_ready=False)
+    try:
+        waiting = (await gateway.wait_readiness(503)).json()
+        assert waiting["checks"]["adapter:telegram"].startswith("disconnected: not started: telegram is")
+        async with later as fake:
+            await gateway.wait_readiness(200)
+            await _say(fake, "hello-gateway")
+            await _wait(lambda: _replies(fake, "hello-gateway") == 1, "the reply", gateway, fake)
+    finally:
+        await gateway.stop(signal.SIGTERM)

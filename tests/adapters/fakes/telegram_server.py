@@ -137,7 +137,7 @@ class FakeTelegramServer:
 
     async def __aenter__(self) -> Self:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
+        sock.bind(("127.0.0.1", self.port))  # a given port lets a test bring Telegram up late
         self.port = sock.getsockname()[1]
         app = Starlette(routes=[Route("/bot{token}/{method}", self._endpoint, methods=["GET", "POST"])])
         config = uvicorn.Config(app, lifespan="off", log_level="warning", timeout_graceful_shutdown=1)

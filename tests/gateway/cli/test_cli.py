@@ -46,6 +46,19 @@ def test_check_config_names_the_bad_key_and_fails(home: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_check_config_runs_the_adapter_checks_serve_would_run(home: Path) -> None:
+    (home / "config.yaml").write_text("adapters:\n  telegram:\n    enabled: true\n", encoding="utf-8")
+    missing = mnemogate("check-config", "--home", str(home), env={"TELEGRAM_BOT_TOKEN": ""})
+    assert missing.returncode != 0
+    assert "TELEGRAM_BOT_TOKEN is not set" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    token = "123456:SECRET-VALUE"
+    ready = mnemogate("check-config", "--home", str(home), env={"TELEGRAM_BOT_TOKEN": token})
+    assert ready.returncode == 0, ready.stderr
+    assert "adapters: web, telegram" in ready.stdout
+    assert token not in ready.stdout + ready.stderr
+
+
 def test_home_comes_from_the_environment(home: Path) -> None:
     (home / "config.yaml").write_text("http:\n  port: nope\n", encoding="utf-8")
     result = mnemogate("check-config", env={"MNEMOGATE_HOME": str(home)})

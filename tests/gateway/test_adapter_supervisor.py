@@ -1,0 +1,61 @@
+"""A platform that is unreachable at start-up: the gateway keeps retrying and connects once it is back.
+
+The real python-telegram-bot adapter against the fake Bot API, brought up on a fixed port only after the
+adapter's first start failed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters.telegram import create_adapter
+from gateway.adapter_supervisor import SupervisedAdapter
+from gateway.contracts import AdapterConfigError
+from tests.adapters.fakes.recording_sink import RecordingSink, wait_until
+from tests.adapters.fakes.telegram_server import FakeTelegramServer, private_chat, tg_user
+from tests.adapters.telegram.conftest import adapter_settings
+from tests.e2e.gateway_process import free_port
+
+ALICE = tg_user(4242, "Alice")
+
+
+async def test_an_unreachable_platform_is_retried_with_backoff_until_it_answers() -> None:
+    port = free_port()
+    later = FakeTelegramServer(port=port)
+    sink = RecordingSink()
+    supervised = SupervisedAdapter(create_adapter(adapter_settings(later)), initial_s=0.05, max_s=0.2)
+    async with supervised:
+        await supervised.start(sink)  # does not raise: Telegram is merely away
+        down = supervised.health()
+        assert not down.connected
+        assert down.detail.startswith("not started: telegram is unreachable")
+        assert "next attempt in" in down.detail
+        async with later as fake:
+            await wait_until(lambda: supervised.health().connected, 10.0, "the adapter to connect")
+            assert supervised.health().detail.startswith("polling as @")
+            fake.push(fake.message_update(private_chat(ALICE), ALICE, "are you there?"))
+            (message,) = await sink.wait_for(1)
+            assert message.text == "are you there?"
+    assert not supervised.health().connected
+
+
+async def test_a_rejected_token_still_stops_start_up_at_once() -> None:
+    async with FakeTelegramServer() as fake:
+        settings = adapter_settings(fake, token="999:WRONG")
+        supervised = SupervisedAdapter(create_adapter(settings), initial_s=0.05, max_s=0.2)
+        async with supervised:
+            with pytest.raises(AdapterConfigError, match="TELEGRAM_BOT_TOKEN"):
+                await supervised.start(RecordingSink())
+        assert fake.calls_of("getUpdates") == []
+
+
+async def test_stopping_while_retrying_ends_the_retries() -> None:
+    port = free_port()
+    never = FakeTelegramServer(port=port)
+    supervised = SupervisedAdapter(create_adapter(adapter_settings(never)), initial_s=0.05, max_s=0.1)
+    async with supervised:
+        await supervised.start(RecordingSink())
+    # Telegram comes up after the gateway stopped: nothing polls it any more.
+    async with never as fake:
+        assert fake.calls_of("getMe") == []
+        assert not supervised.health().connected
