@@ -1,4 +1,4 @@
-"""One ``serve`` plus two ``worker`` processes; 100 browser conversations x 5 messages at once.
+"""One ``serve`` plus two ``worker`` processes; 200 browser conversations x 5 messages at once.
 
 Every message is answered exactly once, replies arrive in order, and no two turns of one conversation
 ever overlap (checked from the stored turn_jobs timestamps).
@@ -17,7 +17,7 @@ import httpx
 
 from tests.e2e.gateway_process import serving, start_worker, stop, wait_for_line
 
-CONVERSATIONS = 100
+CONVERSATIONS = 200
 MESSAGES = 5
 
 
