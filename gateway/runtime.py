@@ -208,10 +208,13 @@ def configured_adapters(settings: Settings) -> dict[str, Adapter]:
 
 
 def supervised(adapters: Mapping[str, Adapter], options: Mapping[str, AdapterSettings]) -> dict[str, Adapter]:
-    """Each adapter with its start retried in the background while its platform is unreachable."""
+    """Each adapter with its start retried while its platform is away and a dead connection restarted."""
     return {
         name: SupervisedAdapter(
-            adapter, initial_s=options[name].start_retry_initial_s, max_s=options[name].start_retry_max_s
+            adapter,
+            initial_s=options[name].start_retry_initial_s,
+            max_s=options[name].start_retry_max_s,
+            restart_after_s=options[name].restart_after_s,
         )
         for name, adapter in adapters.items()
     }
@@ -285,6 +288,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             admin=AdminBackend(
                 runtime.state, runtime.memory, pairing=gateway.access.pairing, search=runtime.search
             ),
+            adapter_routes=[route for adapter in platforms.values() for route in adapter.http_routes()],
         )
         await stack.enter_async_context(serve_http(app, host, port))
         _LOG.info("mnemogate listening on http://%s:%d (home %s)", host, port, home.root)

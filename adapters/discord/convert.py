@@ -4,7 +4,8 @@ Invariants: ``event_id`` is the message id (what the inbound ledger dedupes on; 
 id on a gateway replay); a DM is a DM chat, a guild text channel a GROUP chat with ``workspace`` = guild
 id, a thread a THREAD chat whose ``chat_id`` is its parent channel and ``thread_id`` the thread itself;
 ``mentions_bot`` means "addressed to the bot": always in a DM, in a guild on a user mention of the bot or
-in a configured free-response channel; the bot's own and other bots' messages, system messages and
+in a configured free-response channel; ``replies_to_bot`` on a reply to the bot's message or anywhere in a
+thread the bot opened (its auto-threads); the bot's own and other bots' messages, system messages and
 empty messages yield ``None``. The bot's mention token is removed from the text; other user mentions
 read as ``@name``.
 """
@@ -108,8 +109,14 @@ def message_to_inbound(
         message_id=str(message.id),
         reply_to_message_id=reply_to,
         mentions_bot=chat.kind == ChatKind.DM or mentioned or in_free,
-        replies_to_bot=replied_author == bot.user_id,
+        replies_to_bot=replied_author == bot.user_id or _in_own_thread(message, bot),
         attachments=attachments,
         sent_at=message.created_at.timestamp(),
         raw=message,
     )
+
+
+def _in_own_thread(message: discord.Message, bot: BotIdentity) -> bool:
+    """Said in a thread the bot opened (an auto-thread): it takes part there, no mention needed."""
+    channel = message.channel
+    return isinstance(channel, discord.Thread) and channel.owner_id == bot.user_id

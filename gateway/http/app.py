@@ -1,17 +1,21 @@
 """The FastAPI application: routes only, every dependency handed in by the composition root.
 
 ``create_app(readiness)`` alone serves ``/healthz`` and ``/readyz``; each further part (web chat, metrics,
-admin API, OpenAI-compatible endpoint) is mounted when its dependencies are given. ``app.state.http``
+admin API, OpenAI-compatible endpoint, the platform adapters' webhook routes such as Telegram's webhook and
+Slack's Events API) is mounted when its dependencies are given. ``app.state.http``
 records the settings so ``serve_http`` can refuse an unprotected admin API on a non-loopback address.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
 
 from agent_core.state import StateStore
 from gateway.config import HttpSettings
+from gateway.contracts import HttpRoute
 from gateway.http.access import BearerGuard
 from gateway.http.admin_routes import AdminBackend, admin_router
 from gateway.http.metrics import CONTENT_TYPE, Metrics
@@ -30,6 +34,7 @@ def create_app(
     api_channel: WebChatAdapter | None = None,
     metrics: Metrics | None = None,
     admin: AdminBackend | None = None,
+    adapter_routes: Sequence[HttpRoute] = (),
 ) -> FastAPI:
     """The gateway's one HTTP app; see the module docstring for what each argument mounts."""
     settings = http or HttpSettings()
@@ -64,4 +69,6 @@ def create_app(
             [settings.admin_token, settings.api_token], "OpenAI-compatible API", loopback_without_token=True
         )
         app.include_router(openai_router(api_channel, state, guard, settings.api_reply_timeout_s))
+    for route in adapter_routes:
+        app.add_api_route(route.path, route.endpoint, methods=list(route.methods))
     return app

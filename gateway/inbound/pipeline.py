@@ -1,10 +1,13 @@
 """The inbound pipeline: every adapter's sink. A message passes the stages in order until one stops it.
 
-dedupe -> ignore bots -> access -> rate limit -> command table -> turn queue. Each stage returns the
-(possibly enriched) context to continue, or a ``Stop`` naming why processing ended. Invariants: a refused
-sender never reaches the queue or a command; a notice or command reply is queued through the outbox under
-a key derived from the event id, so a platform retry never sends it twice; ``handle`` returns only once the
-message is durably recorded (or deliberately dropped), so the adapter may acknowledge the platform then.
+dedupe -> ignore bots -> addressed -> access -> rate limit -> command table -> turn queue. Each stage
+returns the (possibly enriched) context to continue, or a ``Stop`` naming why processing ended.
+Invariants: outside a DM only a message addressed to the bot (a mention, a reply to it, a free-response
+chat, a thread it takes part in; the adapter says which) goes further, so group chatter never earns a
+notice or a turn; a refused sender never reaches the queue or a command; a notice or command reply is
+queued through the outbox under a key derived from the event id, so a platform retry never sends it twice;
+``handle`` returns only once the message is durably recorded (or deliberately dropped), so the adapter may
+acknowledge the platform then.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from gateway.access import AccessControl, Admitted, RateLimiter
-from gateway.contracts import InboundMessage
+from gateway.contracts import ChatKind, InboundMessage
 from gateway.delivery import Outbox
 from gateway.identity import Person
 from gateway.queue import TurnQueue
@@ -36,7 +39,7 @@ class InboundContext:
 
 @dataclass(frozen=True)
 class Stop:
-    """Why processing of a message ended: duplicate, bot, denied, rate_limited, command, queued."""
+    """Why processing ended: duplicate, bot, unaddressed, denied, rate_limited, command, queued."""
 
     reason: str
     conversation_id: str | None = None
@@ -44,7 +47,8 @@ class Stop:
 
 Stage = Callable[[InboundContext], Awaitable[InboundContext | Stop]]
 OutcomeObserver = Callable[[str, str], None]
-"""Told (platform, outcome) for every message: accepted, duplicate, bot, denied, rate_limited, command."""
+"""Told (platform, outcome) per message: accepted, duplicate, bot, unaddressed, denied, rate_limited or
+command."""
 
 
 class InboundPipeline:
@@ -71,6 +75,7 @@ class InboundPipeline:
         self.stages: Sequence[Stage] = (
             self._dedupe,
             self._ignore_bots,
+            self._addressed,
             self._admit,
             self._rate_limit,
             self._command,
@@ -100,6 +105,12 @@ class InboundPipeline:
     async def _ignore_bots(self, context: InboundContext) -> InboundContext | Stop:
         # Our own echoes and other bots: answering them risks bot-to-bot loops.
         return Stop("bot") if context.message.sender.is_bot else context
+
+    async def _addressed(self, context: InboundContext) -> InboundContext | Stop:
+        message = context.message
+        if message.chat.kind == ChatKind.DM or message.mentions_bot or message.replies_to_bot:
+            return context
+        return Stop("unaddressed")
 
     async def _admit(self, context: InboundContext) -> InboundContext | Stop:
         decision = await self._access.admit(context.message)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from adapters.discord import BotIdentity, DiscordSettings, create_adapter, message_to_inbound
@@ -16,9 +17,13 @@ ALICE = user_payload(42, "alice")
 
 
 def convert(
-    message: dict[str, Any], *, guild: bool = True, free: frozenset[str] = frozenset()
+    message: dict[str, Any],
+    *,
+    guild: bool = True,
+    free: frozenset[str] = frozenset(),
+    guild_data: dict[str, Any] | None = None,
 ) -> InboundMessage | None:
-    payload = {"bot": FAKE.bot, "guild": GUILD if guild else None, "message": message}
+    payload = {"bot": FAKE.bot, "guild": (guild_data or GUILD) if guild else None, "message": message}
     return message_to_inbound(replay_message(payload), BOT, free)
 
 
@@ -57,3 +62,12 @@ def test_the_factory_takes_the_gateways_adapter_settings() -> None:
     adapter = create_adapter(settings)
     assert adapter.name == "discord"
     assert "T.O.K" not in repr(DiscordSettings(token="T.O.K"))  # type: ignore[arg-type]
+
+
+def test_a_plain_message_in_a_thread_the_bot_opened_is_addressed_to_it() -> None:
+    own = copy.deepcopy(GUILD)
+    own["threads"][0]["owner_id"] = str(FAKE.bot_id)
+    in_own = convert(FAKE.message(ALICE, "and then?", channel_id=FAKE.thread_id), guild_data=own)
+    assert in_own is not None and in_own.chat.kind == ChatKind.THREAD and in_own.replies_to_bot
+    elsewhere = convert(FAKE.message(ALICE, "and then?", channel_id=FAKE.thread_id))  # alice's thread
+    assert elsewhere is not None and not (elsewhere.replies_to_bot or elsewhere.mentions_bot)

@@ -62,8 +62,10 @@ def dm(
     chat_id: str | None = None,
     kind: ChatKind = ChatKind.DM,
     thread_id: str | None = None,
+    mentions_bot: bool = True,
 ) -> InboundMessage:
-    """A message from ``user`` (in their DM unless ``chat_id``/``kind`` say otherwise)."""
+    """A message from ``user`` (in their DM unless ``chat_id``/``kind`` say otherwise), addressed to the bot
+    unless ``mentions_bot`` is False."""
     chat = ChatRef(platform=platform, chat_id=chat_id or f"dm-{user}", kind=kind, thread_id=thread_id)
     return InboundMessage(
         event_id=event,
@@ -71,4 +73,5 @@ def dm(
         sender=UserRef(platform=platform, user_id=user, display_name=user.title(), is_bot=is_bot),
         text=text,
         message_id=event,
+        mentions_bot=mentions_bot,
     )

@@ -11,9 +11,26 @@ from ..delivery.recording_adapter import dm
 from ..queue.harness import backbone, open_config
 
 
-def in_group(text: str, user: str, event: str, *, thread: str | None = None) -> InboundMessage:
+def in_group(
+    text: str, user: str, event: str, *, thread: str | None = None, mentions_bot: bool = True
+) -> InboundMessage:
     kind = ChatKind.GROUP if thread is None else ChatKind.THREAD
-    return dm(text, user=user, event=event, chat_id="g1", kind=kind, thread_id=thread)
+    return dm(
+        text, user=user, event=event, chat_id="g1", kind=kind, thread_id=thread, mentions_bot=mentions_bot
+    )
+
+
+async def test_group_chatter_not_addressed_to_the_bot_gets_no_turn_and_no_refusal(home: Path) -> None:
+    async with backbone(home) as b:
+        chatter = await b.gateway.pipeline.process(in_group("lunch?", "ada", "e1", mentions_bot=False))
+        topic = await b.gateway.pipeline.process(in_group("ok", "ada", "e2", thread="t1", mentions_bot=False))
+        stranger = await b.gateway.pipeline.process(in_group("hey", "mallory", "e3", mentions_bot=False))
+        assert [chatter.reason, topic.reason, stranger.reason] == ["unaddressed"] * 3
+        assert await b.jobs() == []
+        asked = await b.gateway.pipeline.process(in_group("@bot lunch?", "ada", "e4"))
+        assert asked.reason == "queued"
+        assert len(await b.jobs()) == 1
+        assert await b.wait_sent(1)  # answered
 
 
 async def test_an_unknown_user_is_refused_once_and_never_gets_a_turn(home: Path) -> None:
