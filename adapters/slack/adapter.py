@@ -4,9 +4,11 @@ Invariants: an events request is verified with the signing secret (Bolt answers 
 only after the sink (the gateway's durable enqueue) accepted it, so nothing Slack was told is stored can
 be lost — a failed hand-off gets an error answer and Slack redelivers; retried deliveries of an ``event_id``
 already accepted are dropped here and by the gateway's ledger; the bot's own messages never reach the sink;
-a top-level mention is answered in a thread under it; chunks are at most 4,000 characters and an edit
-longer than that is refused; ``start`` and ``stop`` are mirror images, and no message reaches the sink after
-``stop`` returns; tokens are never logged.
+a top-level mention is answered in a thread under it; the threads the bot was mentioned or answered in are
+remembered (``ThreadMemory``, across restarts when the gateway offers checkpoints), so a plain reply there
+is addressed to it; chunks are at most 4,000 characters and an edit longer than that is refused; ``start``
+and ``stop`` are mirror images, and no message reaches the sink after ``stop`` returns; tokens are never
+logged.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from adapters.slack.config import SlackSettings
 from adapters.slack.convert import BotIdentity, event_to_inbound, thread_key
 from adapters.slack.render import SLACK_CHUNK_LIMIT, render_slack
 from adapters.slack.send_errors import network_error, send_error
+from adapters.slack.threads import DAY_S, ThreadMemory
 from gateway.contracts import (
     Adapter,
     AdapterConfigError,
@@ -39,6 +42,7 @@ from gateway.contracts import (
     Capabilities,
     ChatKind,
     ChatRef,
+    Checkpoints,
     HttpRoute,
     InboundSink,
     OutboundMessage,
@@ -94,7 +98,7 @@ class SlackAdapter(Adapter):
         self._identity: BotIdentity | None = None
         self._sink: InboundSink | None = None
         self._accepted = _Recent()
-        self._threads = _Recent()
+        self._threads = ThreadMemory(window_s=self._settings.thread_memory_days * DAY_S, clock=clock)
         self._detail = "not started"
         self._last_inbound: float | None = None
         self._last_send: float | None = None
@@ -126,6 +130,9 @@ class SlackAdapter(Adapter):
         app.event(re.compile(".*"))(self._ignore_event)
         return app
 
+    def use_checkpoints(self, checkpoints: Checkpoints) -> None:
+        self._threads.use(checkpoints)
+
     async def start(self, sink: InboundSink) -> None:
         if self._app is not None:
             raise AdapterError("slack adapter already started")
@@ -146,6 +153,7 @@ class SlackAdapter(Adapter):
         self._clients = {str(me.get("team_id") or ""): client}
         for team, token in self._settings.team_tokens.items():
             self._clients[team] = self._client(token.get_secret_value())
+        await self._threads.load()
         self._sink = sink
         app = self._build(client)
         self._app = app
@@ -190,7 +198,7 @@ class SlackAdapter(Adapter):
             raise
         self._accepted.add(event_id)
         if message.mentions_bot and (key := thread_key(message.chat)) is not None:
-            self._threads.add(key)
+            await self._threads.join(key, message.message_id or "")
         self._last_inbound = self._clock()
 
     def http_routes(self) -> Sequence[HttpRoute]:
@@ -233,7 +241,9 @@ class SlackAdapter(Adapter):
         except _NETWORK_ERRORS as exc:
             raise network_error(exc, "chat.postMessage") from exc
         if thread_ts is not None:
-            self._threads.add((message.chat.workspace or "", message.chat.chat_id, thread_ts))
+            await self._threads.join(
+                (message.chat.workspace or "", message.chat.chat_id, thread_ts), str(answer["ts"])
+            )
         self._last_send = self._clock()
         return SendReceipt(str(answer["ts"]))
 

@@ -33,6 +33,12 @@ class SlackSettings(BaseModel):
         default_factory=dict, description="team id -> bot token for further workspaces (sends and edits)"
     )
     request_timeout_s: int = Field(default=30, gt=0)
+    thread_memory_days: int = Field(
+        default=30,
+        gt=0,
+        description="a plain reply in a thread the bot took part in is answered while the thread was active "
+        "within this many days (remembered across restarts)",
+    )
 
     def checked(self) -> SlackSettings:
         """Self, after the checks that need more than one field; raises ``AdapterConfigError``."""
