@@ -5,9 +5,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from adapters.discord.adapter import DISCORD_CAPABILITIES, DiscordAdapter, gateway_intents
+from adapters.discord.adapter import DISCORD_CAPABILITIES, DiscordAdapter
 from adapters.discord.config import DiscordSettings
 from adapters.discord.convert import BotIdentity, message_to_inbound
+from adapters.discord.gateway_client import gateway_intents
 from adapters.discord.render import DISCORD_LIMIT, DiscordMarkdown, render_discord
 
 

@@ -5,7 +5,9 @@ is an ``AdapterConfigError``) and ``stop`` is its mirror image (close the client
 in-flight hand-off), so no message reaches the sink after ``stop`` returns; discord.py's own per-route
 rate limiter sleeps through short 429s and a longer one surfaces as a retryable ``SendError`` with
 ``retry_after``; dropped connections are re-established by discord.py with backoff and shown in
-``health`` while down; the token is never logged (discord.py's loggers are held at WARNING).
+``health`` while down; the token is never logged (discord.py's loggers are held at WARNING). With
+checkpoints (``use_checkpoints``) every READY that is not a RESUME starts a background catch-up of what
+the known channels got meanwhile; the checkpoints' own rules are ``ChannelPositions``'.
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ from collections.abc import Callable, Sequence
 
 import discord
 
+from adapters.discord.catch_up import catch_up
 from adapters.discord.config import DiscordSettings
 from adapters.discord.convert import BotIdentity, message_to_inbound
+from adapters.discord.gateway_client import GatewayClient, silence_library_loggers
+from adapters.discord.positions import CatchUpWindow, ChannelPositions
 from adapters.discord.render import DISCORD_LIMIT, render_discord
 from adapters.discord.send_errors import send_error
 from gateway.contracts import (
@@ -30,6 +35,7 @@ from gateway.contracts import (
     Capabilities,
     ChatKind,
     ChatRef,
+    Checkpoints,
     InboundMessage,
     InboundSink,
     OutboundMessage,
@@ -37,13 +43,9 @@ from gateway.contracts import (
 )
 
 _LOG = logging.getLogger("mnemogate.adapters.discord")
-# discord.py logs websocket frames and request bodies at DEBUG; keep its loggers quiet.
-_LIBRARY_LOGGERS = ("discord", "discord.http", "discord.gateway", "discord.client", "discord.state")
 _THREAD_ALREADY_CREATED = 160004
 _STOP_GRACE_S = 5.0
 _THREAD_NAME_LIMIT = 90
-# Replies may notify the person replied to; the model's text never pings @everyone, roles or users.
-_ALLOWED_MENTIONS = discord.AllowedMentions(everyone=False, users=False, roles=False, replied_user=True)
 
 DISCORD_CAPABILITIES = Capabilities(
     max_text_length=DISCORD_LIMIT,
@@ -53,49 +55,6 @@ DISCORD_CAPABILITIES = Capabilities(
     can_thread=True,
     can_typing=True,
 )
-
-
-def silence_library_loggers() -> None:
-    for name in _LIBRARY_LOGGERS:
-        logger = logging.getLogger(name)
-        if logger.getEffectiveLevel() < logging.WARNING:
-            logger.setLevel(logging.WARNING)
-
-
-def gateway_intents() -> discord.Intents:
-    """Guild and DM messages with their content; no members or presences (nothing to chunk at start)."""
-    intents = discord.Intents.default()
-    intents.message_content = True
-    return intents
-
-
-class _GatewayClient(discord.Client):
-    """discord.py's client with its events routed to the adapter."""
-
-    def __init__(self, adapter: DiscordAdapter, settings: DiscordSettings) -> None:
-        super().__init__(
-            intents=gateway_intents(),
-            max_ratelimit_timeout=settings.max_ratelimit_wait_s,
-            guild_ready_timeout=settings.guild_ready_timeout_s,
-            chunk_guilds_at_startup=False,
-            allowed_mentions=_ALLOWED_MENTIONS,
-        )
-        self._adapter = adapter
-
-    async def on_message(self, message: discord.Message) -> None:
-        await self._adapter.on_message(message)
-
-    async def on_ready(self) -> None:
-        self._adapter.on_connection(True, "ready")
-
-    async def on_resumed(self) -> None:
-        self._adapter.on_connection(True, "resumed")
-
-    async def on_disconnect(self) -> None:
-        self._adapter.on_connection(False, "disconnected, reconnecting")
-
-    async def on_error(self, event_method: str, /, *args: object, **kwargs: object) -> None:
-        _LOG.warning("discord event handler %s failed", event_method, exc_info=True)
 
 
 class DiscordAdapter(Adapter):
@@ -109,11 +68,14 @@ class DiscordAdapter(Adapter):
         self._token = settings.token.get_secret_value()
         self._clock = clock
         self._free_response = frozenset(settings.free_response_channels)
-        self._client: _GatewayClient | None = None
+        self._client: GatewayClient | None = None
         self._task: asyncio.Task[None] | None = None
         self._sink: InboundSink | None = None
         self._identity: BotIdentity | None = None
         self._in_flight: set[asyncio.Task[object]] = set()
+        self._checkpoints: Checkpoints | None = None
+        self._positions: ChannelPositions | None = None
+        self._catch_up: asyncio.Task[None] | None = None
         self._connected = False
         self._detail = "not started"
         self._last_inbound: float | None = None
@@ -121,11 +83,18 @@ class DiscordAdapter(Adapter):
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
+    def use_checkpoints(self, checkpoints: Checkpoints) -> None:
+        self._checkpoints = checkpoints
+
     async def start(self, sink: InboundSink) -> None:
         if self._client is not None:
             raise AdapterError("discord adapter already started")
         silence_library_loggers()
-        client = _GatewayClient(self, self._settings)
+        if self._checkpoints is not None:
+            positions = ChannelPositions(self._checkpoints)
+            await positions.load()
+            self._positions = positions
+        client = GatewayClient(self, self._settings)
         try:
             await client.login(self._token)
         except discord.LoginFailure as exc:
@@ -141,7 +110,7 @@ class DiscordAdapter(Adapter):
         await self._wait_until_ready(client, self._task)
         _LOG.info("discord adapter started as %s", client.user.name)
 
-    async def _wait_until_ready(self, client: _GatewayClient, task: asyncio.Task[None]) -> None:
+    async def _wait_until_ready(self, client: GatewayClient, task: asyncio.Task[None]) -> None:
         ready = asyncio.create_task(client.wait_until_ready())
         done, _ = await asyncio.wait(
             {ready, task}, timeout=self._settings.connect_timeout_s, return_when="FIRST_COMPLETED"
@@ -164,43 +133,98 @@ class DiscordAdapter(Adapter):
             return
         self._sink = None
         task, self._task = self._task, None
+        catching_up, self._catch_up = self._catch_up, None
         try:
+            # A catch-up between two messages stops now; one inside a hand-off finishes it like on_message.
+            if catching_up is not None and catching_up not in self._in_flight:
+                catching_up.cancel()
             await client.close()
             if task is not None:
                 with contextlib.suppress(Exception, asyncio.CancelledError):
                     await task
             if self._in_flight:
                 await asyncio.wait(set(self._in_flight), timeout=_STOP_GRACE_S)
+            if catching_up is not None:
+                catching_up.cancel()
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await catching_up
         finally:
             self._connected, self._detail = False, "stopped"
 
     def on_connection(self, connected: bool, detail: str) -> None:
         self._connected, self._detail = connected, detail
 
+    def on_ready(self) -> None:
+        positions, client = self._positions, self._client
+        if positions is None or client is None or self._sink is None or not self._settings.catch_up_limit:
+            return
+        # Opened now, before any live message of this session completes, so none can pass the gap.
+        window = positions.open_window()
+        self._catch_up = asyncio.create_task(
+            self._run_catch_up(self._catch_up, client, positions, window), name="discord-catch-up"
+        )
+
+    async def _run_catch_up(
+        self,
+        previous: asyncio.Task[None] | None,
+        client: GatewayClient,
+        positions: ChannelPositions,
+        window: CatchUpWindow,
+    ) -> None:
+        if previous is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await previous
+        try:
+            await catch_up(
+                client,
+                positions,
+                window,
+                limit=self._settings.catch_up_limit,
+                hand_off=self._hand_off,
+                active=lambda: self._sink is not None,
+            )
+        except Exception:
+            _LOG.warning("discord catch-up failed", exc_info=True)
+
     # -- inbound ---------------------------------------------------------------------------------------
 
     async def on_message(self, message: discord.Message) -> None:
-        identity, sink = self._identity, self._sink
+        await self._hand_off(message)
+
+    async def _hand_off(self, message: discord.Message, window: CatchUpWindow | None = None) -> None:
+        """``message`` to the sink (unless filtered out), then its channel's checkpoint moves past it."""
+        identity, sink, positions = self._identity, self._sink, self._positions
         if identity is None or sink is None:
             return
-        inbound = message_to_inbound(message, identity, self._free_response)
-        if inbound is None:
-            return
-        if self._wants_auto_thread(message, inbound):
-            inbound = await self._into_new_thread(message, inbound.text, identity) or inbound
         current = asyncio.current_task()
         if current is not None:
             self._in_flight.add(current)
+        if positions is not None:
+            positions.begin(message.channel.id, message.id)
+        handed = False
+        try:
+            handed = await self._deliver(message, identity, sink)
+        finally:
+            if positions is not None:
+                await positions.finish(message.channel.id, message.id, handed, window)
+            if current is not None:
+                self._in_flight.discard(current)
+
+    async def _deliver(self, message: discord.Message, identity: BotIdentity, sink: InboundSink) -> bool:
+        """Whether ``message`` was handed over: accepted by the sink, or not one for the bot at all."""
+        inbound = message_to_inbound(message, identity, self._free_response)
+        if inbound is None:
+            return True
+        if self._wants_auto_thread(message, inbound):
+            inbound = await self._into_new_thread(message, inbound.text, identity) or inbound
         try:
             await sink(inbound)
         except Exception:
-            # The adapter boundary: the gateway could not store it; Discord will not re-deliver it.
+            # The gateway could not store it: its channel's checkpoint stays before it (a barrier).
             _LOG.warning("discord message %s was not accepted by the gateway", message.id, exc_info=True)
-            return
-        finally:
-            if current is not None:
-                self._in_flight.discard(current)
+            return False
         self._last_inbound = self._clock()
+        return True
 
     def _wants_auto_thread(self, message: discord.Message, inbound: InboundMessage) -> bool:
         return (

@@ -1,7 +1,8 @@
 """DiscordSettings: the typed configuration of the Discord adapter, validated once at boot.
 
 Invariants: the token is a ``SecretStr`` (never printed); an empty token is refused when the adapter is
-built (``AdapterConfigError``); ``max_ratelimit_wait_s`` is at least 30 s because discord.py refuses less.
+built (``AdapterConfigError``); ``max_ratelimit_wait_s`` is at least 30 s because discord.py refuses less;
+``catch_up_limit`` 0 turns the catch-up after a restart off.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from adapters.discord.endpoints import DISCORD_API, DISCORD_GATEWAY
 from gateway.contracts import AdapterConfigError
 
 
@@ -34,6 +36,17 @@ class DiscordSettings(BaseModel):
     )
     guild_ready_timeout_s: float = Field(default=2.0, gt=0.0)
     connect_timeout_s: float = Field(default=30.0, gt=0.0, description="how long start waits for READY")
+    catch_up_limit: int = Field(
+        default=200,
+        ge=0,
+        description="after a restart, at most this many missed messages are fetched per channel (0: off)",
+    )
+    api_base_url: str = Field(default=DISCORD_API, description="the REST API root (a proxy, or a test fake)")
+    gateway_url: str = Field(default=DISCORD_GATEWAY, description="the first gateway websocket URL")
+
+    @property
+    def custom_endpoints(self) -> bool:
+        return (self.api_base_url, self.gateway_url) != (DISCORD_API, DISCORD_GATEWAY)
 
     def checked(self) -> DiscordSettings:
         """Self, after the checks pydantic cannot express; raises ``AdapterConfigError``."""

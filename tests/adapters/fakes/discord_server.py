@@ -1,11 +1,13 @@
 """A fake Discord (REST API + gateway websocket) on 127.0.0.1 that a real discord.py client talks to.
 
 It owns: the bot's identity, one guild with a text channel and an active thread, the gateway script
-(HELLO, heartbeat ACKs, READY and GUILD_CREATE after IDENTIFY, then whatever the test dispatches), a record
-of every REST call, Discord's content rules on sent messages (over 2,000 characters is the real 50035
-error; unbalanced code fences are rejected here too, so a broken chunk fails loudly) and one-shot
-injected failures (``fail_next``), e.g. a 429 with ``retry_after`` and a ``Via`` header as Cloudflare
-sends it. Responses carry exactly ``Content-Type: application/json`` (discord.py compares it with ==).
+(HELLO, heartbeat ACKs, READY and GUILD_CREATE after IDENTIFY, then whatever the test dispatches), a log of
+every channel's messages (users' messages dispatched or only ``post``-ed while the bot was away, and the
+bot's own) served by ``GET /channels/{id}/messages`` as Discord pages it, a record of every REST call,
+Discord's content rules on sent messages (over 2,000 characters is the real 50035 error; unbalanced code
+fences are rejected here too, so a broken chunk fails loudly) and one-shot injected failures
+(``fail_next``), e.g. a 429 with ``retry_after`` and a ``Via`` header as Cloudflare sends it. Responses
+carry exactly ``Content-Type: application/json`` (discord.py compares it with ==).
 """
 
 from __future__ import annotations
@@ -18,19 +20,27 @@ import socket
 import time
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
-import discord
-import discord.http
-import discord.state
 from aiohttp import WSMsgType, web
-from discord.utils import MISSING
 
-Json = dict[str, Any]
+from tests.adapters.fakes.discord_payloads import (
+    TIMESTAMP,
+    Json,
+    bot_message_payload,
+    guild_payload,
+    replay_message,
+    text_channel_payload,
+    thread_payload,
+    user_payload,
+)
+
+__all__ = ["ApiRejection", "Call", "FakeDiscordServer", "Json", "discord_content", "guild_payload",
+           "replay_message", "user_payload"]  # fmt: skip
+
 TEXT_LIMIT = 2000
 _DISCORD_EPOCH_MS = 1420070400000
 _FENCE = re.compile(r"(?<!\\)```")
-_TIMESTAMP = "2026-11-30T12:00:00.000000+00:00"
 
 
 class ApiRejection(Exception):
@@ -52,30 +62,6 @@ def discord_content(text: str) -> str:
     if len(_FENCE.findall(text)) % 2:
         raise ApiRejection(400, 0, "fake: unbalanced code fence (the chunk would render broken)")
     return text
-
-
-def user_payload(user_id: int, name: str, *, bot: bool = False) -> Json:
-    return {"id": str(user_id), "username": name, "discriminator": "0", "global_name": name.title(),
-            "avatar": None, "bot": bot, "flags": 0}  # fmt: skip
-
-
-def guild_payload(guild_id: int, bot: Json, channel_id: int, thread_id: int) -> Json:
-    """GUILD_CREATE data: @everyone, one text channel, one active public thread in it, the bot member."""
-    everyone = {"id": str(guild_id), "name": "@everyone", "permissions": "68608", "position": 0, "color": 0,
-                "hoist": False, "managed": False, "mentionable": False, "flags": 0}  # fmt: skip
-    thread = {"id": str(thread_id), "type": 11, "parent_id": str(channel_id), "guild_id": str(guild_id),
-              "name": "release planning", "owner_id": "42", "message_count": 3, "member_count": 2,
-              "thread_metadata": {"archived": False, "auto_archive_duration": 1440, "locked": False,
-                                  "archive_timestamp": _TIMESTAMP}}  # fmt: skip
-    return {
-        "id": str(guild_id), "name": "Book club", "owner_id": "42", "roles": [everyone], "member_count": 2,
-        "channels": [{"id": str(channel_id), "type": 0, "name": "general", "position": 0,
-                      "guild_id": str(guild_id), "permission_overwrites": []}],
-        "threads": [thread], "members": [{"user": bot, "roles": [], "joined_at": _TIMESTAMP, "deaf": False,
-                                          "mute": False, "flags": 0}],
-        "emojis": [], "stickers": [], "voice_states": [], "presences": [], "stage_instances": [],
-        "guild_scheduled_events": [], "soundboard_sounds": [], "large": False, "unavailable": False,
-    }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -102,6 +88,9 @@ class FakeDiscordServer:
     identified: list[Json] = field(default_factory=list)
     resumed: int = 0
     refuse_connections: bool = False
+    refuse_resumes: bool = False  # answer RESUME with INVALID_SESSION: the client must IDENTIFY afresh
+    channel_log: dict[int, list[Json]] = field(default_factory=dict)
+    dm_users: dict[int, Json] = field(default_factory=dict)
     port: int = 0
     _sockets: list[web.WebSocketResponse] = field(default_factory=list)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(2))
@@ -131,6 +120,8 @@ class FakeDiscordServer:
         app.router.add_get(f"{api}/users/@me", self._me)
         app.router.add_get(f"{api}/oauth2/applications/@me", self._application)
         app.router.add_post(f"{api}/channels/{{cid}}/messages", self._create_message)
+        app.router.add_get(f"{api}/channels/{{cid}}", self._get_channel)
+        app.router.add_get(f"{api}/channels/{{cid}}/messages", self._get_messages)
         app.router.add_patch(f"{api}/channels/{{cid}}/messages/{{mid}}", self._edit_message)
         app.router.add_post(f"{api}/channels/{{cid}}/typing", self._typing)
         app.router.add_post(f"{api}/channels/{{cid}}/messages/{{mid}}/threads", self._start_thread)
@@ -173,6 +164,8 @@ class FakeDiscordServer:
                     json.dumps({"op": 0, "t": "GUILD_CREATE", "s": next(self._seq), "d": guild})
                 )
                 self._sockets.append(ws)
+            elif payload["op"] == 6 and self.refuse_resumes:
+                await ws.send_str(json.dumps({"op": 9, "d": False}))
             elif payload["op"] == 6:
                 self.resumed += 1
                 await ws.send_str(json.dumps({"op": 0, "t": "RESUMED", "s": next(self._seq), "d": {}}))
@@ -194,9 +187,28 @@ class FakeDiscordServer:
         }  # fmt: skip
 
     async def dispatch(self, event: str, data: Json) -> None:
-        """Send one gateway DISPATCH (e.g. MESSAGE_CREATE) to every identified connection."""
+        """Send one gateway DISPATCH (e.g. MESSAGE_CREATE, then also kept in its channel's log) to every
+        identified connection."""
+        if event == "MESSAGE_CREATE":
+            self._keep(data)
         for ws in list(self._sockets):
             await ws.send_str(json.dumps({"op": 0, "t": event, "s": next(self._seq), "d": data}))
+
+    async def post(self, data: Json, *, deliver: bool = True) -> None:
+        """A user posts ``data`` (a ``message`` payload); with ``deliver=False`` the bot is not told (it was
+        away), so only its channel's history shows it."""
+        if deliver:
+            await self.dispatch("MESSAGE_CREATE", data)
+        else:
+            self._keep(data)
+
+    def _keep(self, data: Json) -> None:
+        channel_id = int(data["channel_id"])
+        log = self.channel_log.setdefault(channel_id, [])
+        if all(kept["id"] != data["id"] for kept in log):  # a re-delivery is the same message
+            log.append(data)
+        if "guild_id" not in data and not data["author"].get("bot"):
+            self.dm_users.setdefault(channel_id, data["author"])
 
     async def wait_until_identified(self, within_s: float = 10.0) -> None:
         deadline = time.monotonic() + within_s
@@ -221,14 +233,14 @@ class FakeDiscordServer:
             content = f"<@{self.bot_id}> {content}"
         data: Json = {
             "id": str(message_id or self.snowflake()), "channel_id": str(channel_id or self.channel_id),
-            "author": author, "content": content, "timestamp": _TIMESTAMP, "edited_timestamp": None,
+            "author": author, "content": content, "timestamp": TIMESTAMP, "edited_timestamp": None,
             "tts": False, "mention_everyone": False, "mentions": [self.bot] if mention_bot else [],
             "mention_roles": [], "attachments": [], "embeds": [], "pinned": False,
             "type": 19 if reply_to else 0, "flags": 0,
         }  # fmt: skip
         if guild:
             data["guild_id"] = str(self.guild_id)
-            data["member"] = {"roles": [], "joined_at": _TIMESTAMP, "deaf": False, "mute": False, "flags": 0}
+            data["member"] = {"roles": [], "joined_at": TIMESTAMP, "deaf": False, "mute": False, "flags": 0}
         if reply_to is not None:
             data["message_reference"] = {"message_id": reply_to["id"], "channel_id": reply_to["channel_id"]}
             data["referenced_message"] = reply_to
@@ -244,7 +256,7 @@ class FakeDiscordServer:
         return response
 
     async def _record(self, route: str, request: web.Request) -> Call | web.Response:
-        body = await request.json() if request.can_read_body else {}
+        body = await request.json() if request.can_read_body else dict(request.query)
         call = Call(route, int(request.match_info.get("cid", 0)), body, dict(request.headers))
         self.calls.append(call)
         pending = self.fail_next.get(route)
@@ -264,10 +276,7 @@ class FakeDiscordServer:
                            "owner": user_payload(42, "owner"), "flags": 0, "team": None})  # fmt: skip
 
     def _sent_message(self, channel_id: int, content: str, message_id: int | None = None) -> Json:
-        return {"id": str(message_id or self.snowflake()), "channel_id": str(channel_id), "author": self.bot,
-                "content": content, "timestamp": _TIMESTAMP, "edited_timestamp": None, "tts": False,
-                "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [],
-                "embeds": [], "pinned": False, "type": 0, "flags": 0}  # fmt: skip
+        return bot_message_payload(self.bot, message_id or self.snowflake(), channel_id, content)
 
     async def _create_message(self, request: web.Request) -> web.Response:
         call = await self._record("create_message", request)
@@ -277,7 +286,35 @@ class FakeDiscordServer:
             content = discord_content(call.body.get("content") or "")
         except ApiRejection as exc:
             return self._json({"message": exc.message, "code": exc.code}, exc.status)
-        return self._json(self._sent_message(call.channel_id, content))
+        sent = self._sent_message(call.channel_id, content)
+        self._keep(sent)
+        return self._json(sent)
+
+    async def _get_channel(self, request: web.Request) -> web.Response:
+        call = await self._record("get_channel", request)
+        if isinstance(call, web.Response):
+            return call
+        if call.channel_id == self.channel_id:
+            return self._json(text_channel_payload(self.guild_id, self.channel_id))
+        if call.channel_id == self.thread_id:
+            return self._json(thread_payload(self.guild_id, self.channel_id, self.thread_id))
+        if call.channel_id in self.dm_users:
+            return self._json({"id": str(call.channel_id), "type": 1, "last_message_id": None,
+                               "recipients": [self.dm_users[call.channel_id]]})  # fmt: skip
+        return self._json({"message": "Unknown Channel", "code": 10003}, 404)
+
+    async def _get_messages(self, request: web.Request) -> web.Response:
+        """Discord's paging: the ``limit`` (at most 100) messages right after ``after`` (else right before
+        ``before``, else the newest), always answered newest first."""
+        call = await self._record("get_messages", request)
+        if isinstance(call, web.Response):
+            return call
+        limit = max(1, min(100, int(call.body.get("limit", 50))))
+        after, before = int(call.body.get("after", 0)), int(call.body.get("before", 1 << 63))
+        log = sorted(self.channel_log.get(call.channel_id, []), key=lambda kept: int(kept["id"]))
+        window = [kept for kept in log if after < int(kept["id"]) < before]
+        page = window[:limit] if "after" in call.body else window[-limit:]
+        return self._json(page[::-1])
 
     async def _edit_message(self, request: web.Request) -> web.Response:
         call = await self._record("edit_message", request)
@@ -299,7 +336,7 @@ class FakeDiscordServer:
                            "guild_id": str(self.guild_id), "name": call.body.get("name", ""), "owner_id":
                            str(self.bot_id), "message_count": 0, "member_count": 1,
                            "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
-                                               "locked": False, "archive_timestamp": _TIMESTAMP},
+                                               "locked": False, "archive_timestamp": TIMESTAMP},
                            })  # fmt: skip
 
     def calls_to(self, route: str) -> list[Call]:
@@ -318,23 +355,3 @@ class FakeDiscordServer:
         body = {"message": "You are being rate limited.", "retry_after": retry_after, "global": False}
         headers = {"Via": "1.1 google", "Retry-After": str(retry_after), "X-RateLimit-Scope": "user"}
         self.fail_next.setdefault(route, []).extend([(429, body, headers)] * times)
-
-
-def replay_message(payload: Json) -> discord.Message:
-    """What discord.py's gateway state makes of a recorded ``{bot, guild?, message}`` payload, offline."""
-    received: list[discord.Message] = []
-
-    def dispatch(event: str, *args: object) -> None:
-        if event == "message" and isinstance(args[0], discord.Message):
-            received.append(args[0])
-
-    state = discord.state.ConnectionState(
-        dispatch=dispatch, handlers={}, hooks={}, http=discord.http.HTTPClient(MISSING),
-        intents=discord.Intents.default(),
-    )  # fmt: skip
-    state.user = discord.ClientUser(state=state, data=payload["bot"])
-    if payload.get("guild"):
-        state.parse_guild_create(payload["guild"])
-    state.parse_message_create(payload["message"])
-    [message] = received
-    return message
