@@ -1,11 +1,13 @@
-"""``SupervisedAdapter``: a platform adapter whose start is retried with backoff while the platform is away.
+"""``SupervisedAdapter``: an adapter kept connected: start retried with backoff, a dead link restarted.
 
 Invariants: a configuration problem (``AdapterConfigError``: a rejected token, a refused intent) stops
 start-up on the first attempt, as before; any other start failure (platform unreachable, timed out) is
 logged, shown in ``health`` (disconnected, the reason, the next attempt) and retried in the background
 with capped exponential backoff and jitter until the adapter starts or the gateway stops; a half-started
-adapter is stopped before the next attempt; ``stop`` cancels the retries and then stops the adapter, so
-no message reaches the sink after it returns. Everything else is the wrapped adapter's.
+adapter is stopped before the next attempt. A watchdog escalates what the platform library's own
+reconnect could not fix: an adapter reporting itself disconnected for ``restart_after_s`` is logged as an
+error, stopped and started again the same way. ``stop`` cancels all of this and then stops the adapter,
+so no message reaches the sink after it returns. Everything else is the wrapped adapter's.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from gateway.contracts import (
 
 _LOG = logging.getLogger("mnemogate.adapters")
 _TRANSIENT = (AdapterError, OSError, TimeoutError)
+_WATCH_INTERVAL_MAX_S = 5.0
+_CANCEL_ATTEMPTS = 20
+_CANCEL_WAIT_S = 0.5
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -40,7 +45,7 @@ def _retryable(exc: BaseException) -> bool:
 
 
 class SupervisedAdapter(Adapter):
-    """``inner`` with its start supervised; sending, editing and health otherwise pass straight through."""
+    """``inner`` with its start and its connection supervised; sending and editing pass straight through."""
 
     def __init__(
         self,
@@ -48,15 +53,19 @@ class SupervisedAdapter(Adapter):
         *,
         initial_s: float = 1.0,
         max_s: float = 60.0,
+        restart_after_s: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.inner = inner
         self.name = inner.name
         self.capabilities = inner.capabilities
         self._initial_s, self._max_s, self._clock = initial_s, max_s, clock
-        self._retrying: asyncio.Task[None] | None = None
+        self._restart_after_s = restart_after_s
+        self._supervisor: asyncio.Task[None] | None = None
+        self._stopping = False
         self._failure = ""
         self._next_attempt_at: float | None = None
+        self.restarts = 0
 
     def use_checkpoints(self, checkpoints: Checkpoints) -> None:
         self.inner.use_checkpoints(checkpoints)
@@ -64,15 +73,35 @@ class SupervisedAdapter(Adapter):
     async def start(self, sink: InboundSink) -> None:
         try:
             await self.inner.start(sink)
-            return
+            started = True
         except AdapterConfigError:
             raise
         except _TRANSIENT as exc:
             await self._failed(exc)
-        self._schedule_in(self._initial_s)
-        self._retrying = asyncio.create_task(self._keep_starting(sink), name=f"start-{self.name}")
+            self._schedule_in(self._initial_s)
+            started = False
+        if started and self._restart_after_s <= 0:
+            return
+        self._supervisor = asyncio.create_task(self._supervise(sink, started), name=f"supervise-{self.name}")
 
-    async def _keep_starting(self, sink: InboundSink) -> None:
+    async def _supervise(self, sink: InboundSink, started: bool) -> None:
+        while not self._stopping:
+            if not started:
+                await asyncio.sleep(self._initial_s)  # the attempt that just failed counts as the first
+                if not await self._start_with_retries(sink):
+                    return
+            if self._restart_after_s <= 0:
+                return
+            down_s = await self._until_down_too_long()
+            self.restarts += 1
+            self._failure = f"disconnected for {down_s:.0f} s; restarting"
+            _LOG.error("%s adapter was disconnected for %.0f s; restarting it", self.name, down_s)
+            with contextlib.suppress(*_TRANSIENT):
+                await self.inner.stop()
+            started = False
+
+    async def _start_with_retries(self, sink: InboundSink) -> bool:
+        """Start ``inner`` until it works (True) or a configuration problem makes it pointless (False)."""
         retrying = AsyncRetrying(
             wait=wait_exponential(multiplier=self._initial_s, max=self._max_s)
             + wait_random(0, self._initial_s),
@@ -81,7 +110,6 @@ class SupervisedAdapter(Adapter):
             reraise=True,
         )
         try:
-            await asyncio.sleep(self._initial_s)  # the first attempt already failed in start()
             async for attempt in retrying:
                 with attempt:
                     try:
@@ -92,9 +120,24 @@ class SupervisedAdapter(Adapter):
         except AdapterConfigError as exc:
             self._failure = f"gave up: {exc}"
             _LOG.error("%s adapter cannot start: %s", self.name, exc)
-            return
+            return False
         self._failure, self._next_attempt_at = "", None
         _LOG.info("%s adapter started after retrying", self.name)
+        return True
+
+    async def _until_down_too_long(self) -> float:
+        """Watch ``inner.health()``; return how long it was disconnected once that reaches the limit."""
+        interval = min(_WATCH_INTERVAL_MAX_S, self._restart_after_s / 4)
+        down_since: float | None = None
+        while True:
+            await asyncio.sleep(interval)  # a periodic health check, not synchronisation
+            if self.inner.health().connected:
+                down_since = None
+                continue
+            now = self._clock()
+            down_since = now if down_since is None else down_since
+            if now - down_since >= self._restart_after_s:
+                return now - down_since
 
     async def _failed(self, exc: BaseException) -> None:
         self._failure = str(exc) or type(exc).__name__
@@ -109,11 +152,14 @@ class SupervisedAdapter(Adapter):
         self._next_attempt_at = self._clock() + delay_s
 
     async def stop(self) -> None:
-        retrying, self._retrying = self._retrying, None
-        if retrying is not None:
-            retrying.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await retrying
+        self._stopping = True
+        supervisor, self._supervisor = self._supervisor, None
+        # Platform libraries may swallow one cancellation while they shut down; cancel until it ends.
+        for _ in range(_CANCEL_ATTEMPTS):
+            if supervisor is None or supervisor.done():
+                break
+            supervisor.cancel()
+            await asyncio.wait({supervisor}, timeout=_CANCEL_WAIT_S)
         await self.inner.stop()
 
     def health(self) -> AdapterHealth:

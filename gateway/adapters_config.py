@@ -18,7 +18,14 @@ from gateway.contracts import Adapter, AdapterConfigError, AdapterFactory, load_
 from gateway.delivery.settings import AdapterSettings
 
 GATEWAY_OPTIONS = frozenset(
-    {"enabled", "streaming", "streaming_interval_s", "start_retry_initial_s", "start_retry_max_s"}
+    {
+        "enabled",
+        "streaming",
+        "streaming_interval_s",
+        "start_retry_initial_s",
+        "start_retry_max_s",
+        "restart_after_s",
+    }
 )
 """Options of ``adapters.<name>`` the gateway reads itself; they are not passed to the adapter factory."""
 

@@ -63,6 +63,11 @@ class AdapterSettings(BaseModel):
         default=1.0, gt=0, description="First wait before retrying a start that failed (platform away)."
     )
     start_retry_max_s: float = Field(default=60.0, gt=0, description="Longest wait between start retries.")
+    restart_after_s: float = Field(
+        default=300.0,
+        ge=0,
+        description="Restart the adapter after it reported itself disconnected this long (0: never).",
+    )
 
     @model_validator(mode="before")
     @classmethod

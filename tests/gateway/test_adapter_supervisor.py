@@ -59,3 +59,24 @@ async def test_stopping_while_retrying_ends_the_retries() -> None:
     async with never as fake:
         assert fake.calls_of("getMe") == []
         assert not supervised.health().connected
+
+
+async def test_an_adapter_stuck_disconnected_is_restarted_by_the_watchdog() -> None:
+    async with FakeTelegramServer() as fake:
+        sink = RecordingSink()
+        telegram = create_adapter(adapter_settings(fake))
+        supervised = SupervisedAdapter(telegram, initial_s=0.05, max_s=0.2, restart_after_s=0.4)
+        async with supervised:
+            await supervised.start(sink)
+            # Another poller took over the bot: every getUpdates now fails and the adapter says so.
+            for _ in range(1000):
+                fake.fail_next("getUpdates", 409, "Conflict: terminated by other getUpdates request")
+            await wait_until(lambda: not supervised.health().connected, 10.0, "the outage to show")
+            await wait_until(lambda: supervised.restarts >= 1, 10.0, "the watchdog to restart it")
+            # A fresh start (getMe again), not only the library's own polling retries.
+            await wait_until(lambda: len(fake.calls_of("getMe")) >= 2, 10.0, "a fresh start")
+            fake.clear_failures()
+            await wait_until(lambda: supervised.health().connected, 10.0, "the adapter to reconnect")
+            fake.push(fake.message_update(private_chat(ALICE), ALICE, "still there?"))
+            (message,) = await sink.wait_for(1)
+            assert message.text == "still there?"

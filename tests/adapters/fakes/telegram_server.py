@@ -217,6 +217,10 @@ class FakeTelegramServer:
         parameters = {"retry_after": retry_after} if retry_after is not None else None
         self._failures.setdefault(method, []).append(ApiRejection(status, description, parameters))
 
+    def clear_failures(self) -> None:
+        """Answer every method normally again."""
+        self._failures.clear()
+
     @property
     def pending_update_ids(self) -> list[int]:
         """Updates Telegram still holds: not yet confirmed by a higher ``getUpdates`` offset."""
