@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.adapters.fakes.discord_server import FakeDiscordServer, Json, user_payload
 from tests.multiprocess.serve_process import ServeProcess, wait_until
@@ -136,13 +137,8 @@ async def _restart_with_messages_waiting(tmp_path: Path, sig: signal.Signals) ->
             await gateway.stop(signal.SIGTERM)
 
 
-async def test_a_sigterm_restart_with_messages_waiting_loses_none_and_answers_none_twice(
-    tmp_path: Path,
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
+async def test_a_restart_with_messages_waiting_loses_none_and_answers_none_twice(
+    tmp_path: Path, sig: signal.Signals
 ) -> None:
-    await _restart_with_messages_waiting(tmp_path, signal.SIGTERM)
-
-
-async def test_a_kill_9_restart_with_messages_waiting_loses_none_and_answers_none_twice(
-    tmp_path: Path,
-) -> None:
-    await _restart_with_messages_waiting(tmp_path, signal.SIGKILL)
+    await _restart_with_messages_waiting(tmp_path, sig)

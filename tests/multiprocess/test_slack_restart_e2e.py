@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from agent_core.llm.fakes import FakeOpenAIServer, FakeReply
 from tests.adapters.fakes.slack_server import FakeSlackServer, sign
@@ -225,13 +226,8 @@ async def _restart_with_messages_waiting(tmp_path: Path, sig: signal.Signals) ->
         assert f"thread:{fake.team_id}:{GENERAL}:{mention['ts']}" in _thread_checkpoints(home)
 
 
-async def test_a_sigterm_restart_with_messages_waiting_loses_none_and_answers_none_twice(
-    tmp_path: Path,
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
+async def test_a_restart_with_messages_waiting_loses_none_and_answers_none_twice(
+    tmp_path: Path, sig: signal.Signals
 ) -> None:
-    await _restart_with_messages_waiting(tmp_path, signal.SIGTERM)
-
-
-async def test_a_kill_9_restart_with_messages_waiting_loses_none_and_answers_none_twice(
-    tmp_path: Path,
-) -> None:
-    await _restart_with_messages_waiting(tmp_path, signal.SIGKILL)
+    await _restart_with_messages_waiting(tmp_path, sig)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.adapters.fakes.telegram_server import FakeTelegramServer, private_chat, tg_user
 from tests.e2e.gateway_process import free_port
@@ -165,16 +166,11 @@ async def _restart_with_messages_waiting(tmp_path: Path, sig: signal.Signals) ->
             await gateway.stop(signal.SIGTERM)
 
 
-async def test_a_sigterm_restart_with_messages_waiting_loses_none_and_answers_none_twice(
-    tmp_path: Path,
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
+async def test_a_restart_with_messages_waiting_loses_none_and_answers_none_twice(
+    tmp_path: Path, sig: signal.Signals
 ) -> None:
-    await _restart_with_messages_waiting(tmp_path, signal.SIGTERM)
-
-
-async def test_a_kill_9_restart_with_messages_waiting_loses_none_and_answers_none_twice(
-    tmp_path: Path,
-) -> None:
-    await _restart_with_messages_waiting(tmp_path, signal.SIGKILL)
+    await _restart_with_messages_waiting(tmp_path, sig)
 
 
 async def test_a_gateway_started_while_telegram_is_away_connects_once_it_is_back(tmp_path: Path) -> None:
