@@ -4,10 +4,11 @@ dedupe -> ignore bots -> addressed -> access -> rate limit -> command table -> t
 returns the (possibly enriched) context to continue, or a ``Stop`` naming why processing ended.
 Invariants: outside a DM only a message addressed to the bot (a mention, a reply to it, a free-response
 chat, a thread it takes part in; the adapter says which) goes further, so group chatter never earns a
-notice or a turn; a refused sender never reaches the queue or a command; a notice or command reply is
-queued through the outbox under a key derived from the event id, so a platform retry never sends it twice;
-``handle`` returns only once the message is durably recorded (or deliberately dropped), so the adapter may
-acknowledge the platform then.
+notice or a turn; messages of one chat are processed one at a time in arrival order (``ChatOrder``), so
+they are stored and shown to the model in the order people wrote them; a refused sender never reaches
+the queue or a command; a notice or command reply is queued through the outbox under a key derived from
+the event id, so a platform retry never sends it twice; ``handle`` returns only once the message is
+durably recorded (or deliberately dropped), so the adapter may acknowledge the platform then.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from gateway.identity import Person
 from gateway.queue import TurnQueue
 from gateway.sessions import SessionKey
 
+from .chat_order import ChatOrder
 from .command_table import CommandCall, CommandTable
 from .session_rules import session_key_for
 from .settings import SessionSettings
@@ -72,6 +74,7 @@ class InboundPipeline:
         self._limiter = limiter
         self._commands = commands
         self._sessions = sessions
+        self._order = ChatOrder()
         self.stages: Sequence[Stage] = (
             self._dedupe,
             self._ignore_bots,
@@ -86,6 +89,10 @@ class InboundPipeline:
         await self.process(message)
 
     async def process(self, message: InboundMessage) -> Stop:
+        async with self._order.turn(message.chat):
+            return await self._process(message)
+
+    async def _process(self, message: InboundMessage) -> Stop:
         context = InboundContext(message, session_key_for(message, self._sessions))
         for stage in self.stages:
             outcome = await stage(context)
