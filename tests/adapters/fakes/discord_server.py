@@ -3,7 +3,8 @@
 It owns: the bot's identity, one guild with a text channel and an active thread, the gateway script
 (HELLO, heartbeat ACKs, READY and GUILD_CREATE after IDENTIFY, then whatever the test dispatches), a log of
 every channel's messages (users' messages dispatched or only ``post``-ed while the bot was away, and the
-bot's own) served by ``GET /channels/{id}/messages`` as Discord pages it, a record of every REST call,
+bot's own) served by ``GET /channels/{id}/messages`` as Discord pages it, a record of every REST call
+(its arrival time, and whether it was refused), THREAD_CREATE for a thread the bot starts when asked,
 Discord's content rules on sent messages (over 2,000 characters is the real 50035 error; unbalanced code
 fences are rejected here too, so a broken chunk fails loudly) and one-shot injected failures
 (``fail_next``), e.g. a 429 with ``retry_after`` and a ``Via`` header as Cloudflare sends it. Responses
@@ -72,6 +73,7 @@ class Call:
     channel_id: int
     body: Json
     headers: dict[str, str]
+    at: float = field(default_factory=time.monotonic)  # when it arrived, to measure waits between calls
 
 
 @dataclass
@@ -89,6 +91,8 @@ class FakeDiscordServer:
     resumed: int = 0
     refuse_connections: bool = False
     refuse_resumes: bool = False  # answer RESUME with INVALID_SESSION: the client must IDENTIFY afresh
+    announce_threads: bool = False  # dispatch THREAD_CREATE for a thread the bot starts, as Discord does
+    refused: list[Call] = field(default_factory=list)  # the calls answered with an error (429, 400, ...)
     channel_log: dict[int, list[Json]] = field(default_factory=dict)
     dm_users: dict[int, Json] = field(default_factory=dict)
     port: int = 0
@@ -262,6 +266,7 @@ class FakeDiscordServer:
         pending = self.fail_next.get(route)
         if pending:
             status, payload, headers = pending.pop(0)
+            self.refused.append(call)
             return self._json(payload, status, headers)
         return call
 
@@ -285,6 +290,7 @@ class FakeDiscordServer:
         try:
             content = discord_content(call.body.get("content") or "")
         except ApiRejection as exc:
+            self.refused.append(call)
             return self._json({"message": exc.message, "code": exc.code}, exc.status)
         sent = self._sent_message(call.channel_id, content)
         self._keep(sent)
@@ -332,15 +338,22 @@ class FakeDiscordServer:
         if isinstance(call, web.Response):
             return call
         thread_id = request.match_info["mid"]  # Discord gives a message's thread the message's id
-        return self._json({"id": thread_id, "type": 11, "parent_id": str(call.channel_id),
-                           "guild_id": str(self.guild_id), "name": call.body.get("name", ""), "owner_id":
-                           str(self.bot_id), "message_count": 0, "member_count": 1,
-                           "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
-                                               "locked": False, "archive_timestamp": TIMESTAMP},
-                           })  # fmt: skip
+        thread = {"id": thread_id, "type": 11, "parent_id": str(call.channel_id),
+                  "guild_id": str(self.guild_id), "name": call.body.get("name", ""), "owner_id":
+                  str(self.bot_id), "message_count": 0, "member_count": 1,
+                  "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
+                                      "locked": False, "archive_timestamp": TIMESTAMP},
+                  }  # fmt: skip
+        if self.announce_threads:  # so the client knows the thread (and its owner) when messages arrive in it
+            await self.dispatch("THREAD_CREATE", {**thread, "newly_created": True})
+        return self._json(thread)
 
     def calls_to(self, route: str) -> list[Call]:
         return [call for call in self.calls if call.route == route]
+
+    def accepted(self, route: str) -> list[Call]:
+        """The calls of ``route`` that succeeded (not in ``refused``)."""
+        return [call for call in self.calls_to(route) if all(call is not no for no in self.refused)]
 
     async def wait_for_call(self, route: str, count: int = 1, within_s: float = 10.0) -> list[Call]:
         deadline = time.monotonic() + within_s

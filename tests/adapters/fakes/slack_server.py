@@ -1,11 +1,12 @@
 """A fake Slack Web API (and Socket Mode websocket) on 127.0.0.1 that real slack_sdk/slack-bolt clients use.
 
 It owns: a record of every Web API call (``POST|GET /api/<method>``, form, JSON or query parameters, bearer
-token checked), mrkdwn validation of posted texts (a stray ``<``/``>``/``&`` or an unclosed code fence gives
-``invalid_mrkdwn``, which real Slack would render as garbage or a broken control sequence), Slack's length
-limits (chat.postMessage 40,000 characters, chat.update 4,000: ``msg_too_long``), one-shot injected failures
-(``fail_next``, e.g. a 429 with ``Retry-After``), and a Socket Mode websocket that pushes ``events_api``
-envelopes and waits for their acks. Helpers build Events API bodies and sign them like Slack does.
+token checked, arrival time, whether it was rejected), mrkdwn validation of posted texts (a stray
+``<``/``>``/``&`` or an unclosed code fence gives ``invalid_mrkdwn``, which real Slack would render as
+garbage or a broken control sequence), Slack's length limits (chat.postMessage 40,000 characters,
+chat.update 4,000: ``msg_too_long``), one-shot injected failures (``fail_next``, e.g. a 429 with
+``Retry-After``), and a Socket Mode websocket that pushes ``events_api`` envelopes and waits for their
+acks. Helpers build Events API bodies and sign them like Slack does.
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ class ApiCall:
     method: str
     params: Mapping[str, Any]
     token: str
+    at: float = field(default_factory=time.monotonic, compare=False)
+    """``time.monotonic()`` when the request arrived (to measure waits such as a honoured Retry-After)."""
 
 
 @dataclass
@@ -96,6 +99,8 @@ class FakeSlackServer:
     """Bot tokens of further workspaces (team id -> token) the fake also accepts."""
     calls: list[ApiCall] = field(default_factory=list)
     acks: list[str] = field(default_factory=list)
+    rejected: list[ApiCall] = field(default_factory=list)
+    """The calls answered with an error (``ok: false``), e.g. the one a ``fail_next`` 429 hit."""
     _failures: dict[str, list[SlackRejection]] = field(default_factory=dict)
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _event_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -184,6 +189,10 @@ class FakeSlackServer:
     def calls_of(self, method: str) -> list[ApiCall]:
         return [call for call in self.calls if call.method == method]
 
+    def accepted_calls_of(self, method: str) -> list[ApiCall]:
+        """The calls of ``method`` Slack answered ``ok: true`` (a rejected post shows the user nothing)."""
+        return [call for call in self.calls_of(method) if not any(call is bad for bad in self.rejected)]
+
     async def wait_for_call(self, method: str, count: int = 1, within_s: float = 10.0) -> list[ApiCall]:
         deadline = time.monotonic() + within_s
         while len(self.calls_of(method)) < count:
@@ -225,7 +234,8 @@ class FakeSlackServer:
         elif request.can_read_body:
             params.update(parse_qsl(await request.text(), keep_blank_values=True))
         token = request.headers.get("Authorization", "").removeprefix("Bearer ")
-        self.calls.append(ApiCall(method, params, token))
+        call = ApiCall(method, params, token)
+        self.calls.append(call)
         headers: dict[str, str] = {}
         try:
             if method == "apps.connections.open":
@@ -243,6 +253,7 @@ class FakeSlackServer:
             body: Json = {"ok": True, **handler(params)}
             status = 200
         except SlackRejection as rejection:
+            self.rejected.append(call)
             body, status = {"ok": False, "error": rejection.error}, rejection.status
             if rejection.retry_after is not None:
                 headers["Retry-After"] = str(rejection.retry_after)

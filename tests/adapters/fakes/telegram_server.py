@@ -1,11 +1,11 @@
 """A fake Telegram Bot API on 127.0.0.1 that real python-telegram-bot clients talk to over HTTP.
 
 It owns: pending updates with Telegram's confirmation semantics (``getUpdates`` with ``offset`` forgets
-every update below it; long polling waits up to ``timeout``), a record of every call, Telegram-HTML
-validation of ``parse_mode=HTML`` texts (unknown or unbalanced tags and bare ``<``/``&`` give the real
-"can't parse entities" 400; texts over 4,096 UTF-16 units give "message is too long"), and one-shot
-injected failures (``fail_next``), e.g. a 429 with ``retry_after``. Wire format as PTB sends it: form
-fields whose non-string values are JSON-encoded.
+every update below it; long polling waits up to ``timeout``), a record of every call and of each
+successful answer (``answered``), Telegram-HTML validation of ``parse_mode=HTML`` texts (unknown or
+unbalanced tags and bare ``<``/``&`` give the real "can't parse entities" 400; texts over 4,096 UTF-16
+units give "message is too long"), and one-shot injected failures (``fail_next``), e.g. a 429 with
+``retry_after``. Wire format as PTB sends it: form fields whose non-string values are JSON-encoded.
 """
 
 from __future__ import annotations
@@ -83,6 +83,14 @@ class ApiCall:
     at: float
 
 
+@dataclass(frozen=True)
+class ApiAnswer:
+    """One Bot API call the fake answered successfully, with the ``result`` it returned."""
+
+    call: ApiCall
+    result: Any
+
+
 # -- update builders (Bot API JSON) --------------------------------------------------------------------
 
 
@@ -121,6 +129,7 @@ class FakeTelegramServer:
     token: str = "123456:TEST-TOKEN"
     bot: Json = field(default_factory=lambda: tg_user(123456, "Mnemo", "mnemo_bot", is_bot=True))
     calls: list[ApiCall] = field(default_factory=list)
+    answers: list[ApiAnswer] = field(default_factory=list)
     webhook_url: str = ""
     _pending: list[Json] = field(default_factory=list)
     _failures: dict[str, list[ApiRejection]] = field(default_factory=dict)
@@ -229,6 +238,10 @@ class FakeTelegramServer:
     def calls_of(self, method: str) -> list[ApiCall]:
         return [call for call in self.calls if call.method == method]
 
+    def answered(self, method: str) -> list[ApiAnswer]:
+        """The successful calls of ``method`` (rejected and failed ones left out), in arrival order."""
+        return [answer for answer in self.answers if answer.call.method == method]
+
     async def wait_for_call(self, method: str, count: int = 1, within_s: float = 10.0) -> list[ApiCall]:
         """The first ``count`` calls of ``method``, waiting (bounded) until they have happened."""
         deadline = time.monotonic() + within_s
@@ -245,7 +258,8 @@ class FakeTelegramServer:
             return JSONResponse({"ok": False, "error_code": 401, "description": "Unauthorized"}, 401)
         method = str(request.path_params["method"])
         params = await _params(request)
-        self.calls.append(ApiCall(method, params, time.time()))
+        call = ApiCall(method, params, time.time())
+        self.calls.append(call)
         try:
             failures = self._failures.get(method)
             if failures:
@@ -259,6 +273,7 @@ class FakeTelegramServer:
             if rejection.parameters:
                 body["parameters"] = rejection.parameters
             return JSONResponse(body, rejection.status)
+        self.answers.append(ApiAnswer(call, result))
         return JSONResponse({"ok": True, "result": result})
 
     async def _api_getMe(self, params: Json) -> Json:
