@@ -193,3 +193,29 @@ def conversation_outbox(conn: sqlite3.Connection, conversation_id: str) -> list[
     return [
         OutboxStatus(int(r[0]), str(r[1]), str(r[2]), str(r[3]), int(r[4]), r[5], int(r[6])) for r in rows
     ]
+
+
+NOTICE_KINDS = ("command", "ack", "notice", "denied", "rate_limited")
+"""Outbox kinds that are not part of any transcript: command replies and the gateway's own notices."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatNotice:
+    """A command reply or notice sent to a chat, for a chat window's history."""
+
+    id: int
+    text: str
+    created_at: float
+
+
+def chat_notices(
+    conn: sqlite3.Connection, chat_ref: str, *, since: float, limit: int = 200
+) -> tuple[ChatNotice, ...]:
+    """The newest ``limit`` command replies and notices for ``chat_ref`` queued at or after ``since``."""
+    marks = ", ".join("?" for _ in NOTICE_KINDS)
+    rows = conn.execute(
+        f"""SELECT id, text, created_at FROM outbox
+            WHERE chat_ref = ? AND created_at >= ? AND kind IN ({marks}) ORDER BY id DESC LIMIT ?""",
+        (chat_ref, since, *NOTICE_KINDS, limit),
+    ).fetchall()
+    return tuple(ChatNotice(int(row[0]), str(row[1]), float(row[2])) for row in reversed(rows))

@@ -158,6 +158,9 @@ _CHECKPOINTS = (
         PRIMARY KEY (platform, key)) WITHOUT ROWID""",
 )
 
+# A chat window's history shows the command replies and notices sent to that chat.
+_CHAT_NOTICES = ("CREATE INDEX IF NOT EXISTS outbox_chat ON outbox(chat_ref, id)",)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: conversations, segments, messages, persons, memory audit", _CORE),
     Migration(2, "gateway: inbound ledger, turn jobs, leases, outbox", _GATEWAY),
@@ -165,6 +168,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "gateway queue: job routing, interrupt flag, outbox claims, chunk progress", _GATEWAY_QUEUE),
     Migration(5, "search: index of user messages by author", _SEARCH),
     Migration(6, "adapters: checkpoints kept across restarts", _CHECKPOINTS),
+    Migration(7, "outbox: rows of one chat, for chat windows' history", _CHAT_NOTICES),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -1,7 +1,8 @@
 """The web chat's page and JSON/SSE API: one conversation per browser cookie.
 
 ``POST /api/chat/messages`` hands the message to the web adapter (durably accepted before it answers);
-``GET /api/chat/messages`` returns the history from state.db (no ``after``) or waits for new replies
+``GET /api/chat/messages`` returns the history from state.db (no ``after``: the live conversation plus the
+command replies and notices sent to this browser since it began) or waits for new replies
 (long poll); ``GET /api/chat/stream`` pushes replies as server-sent events. The cookie is random,
 HttpOnly and SameSite=Lax; a malformed cookie is replaced rather than trusted.
 """
@@ -21,7 +22,9 @@ from pydantic import BaseModel, Field
 
 from agent_core.state import StateStore
 from agent_core.state.admin_reads import MessageRow, chat_transcript, live_conversation_with_prefix
+from agent_core.state.outbox import ChatNotice, chat_notices
 from gateway.contracts import AdapterError
+from gateway.delivery.addresses import chat_to_text
 from gateway.sessions import KeyScope, SessionKey
 from gateway.webchat import ChannelNotStartedError, Cursor, Delivery, WebChatAdapter
 
@@ -29,6 +32,7 @@ COOKIE = "mnemogate_chat"
 _COOKIE_PATTERN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 _COOKIE_MAX_AGE = 365 * 24 * 3600
 _MAX_WAIT = 60.0
+_HISTORY_LIMIT = 200
 _STREAM_HEARTBEAT = 15.0
 _STREAM_LIFETIME = 3600.0  # the browser's EventSource reconnects; bounded streams free server resources
 
@@ -73,23 +77,36 @@ def _history_item(row: MessageRow) -> dict[str, object]:
     return {"id": f"m{row.id}", "role": row.role, "text": row.content or "", "at": row.created_at}
 
 
+def _notice_item(notice: ChatNotice) -> dict[str, object]:
+    return {"id": f"n{notice.id}", "role": "assistant", "text": notice.text, "at": notice.created_at}
+
+
 def webchat_router(adapter: WebChatAdapter, state: StateStore | None) -> APIRouter:
     """Routes for the page and its API, bound to ``adapter`` (and ``state`` for history)."""
     router = APIRouter()
     feed = adapter.feed
 
     async def history(chat_id: str) -> list[dict[str, object]]:
+        """The live conversation's transcript with the command replies and notices sent since it began."""
         if state is None:
             return []
         key = SessionKey(platform=adapter.name, scope=KeyScope.DM, chat_id=chat_id).to_string()
         # Any key for this browser chat (whatever per-user/thread parts the gateway adds) shares the prefix.
         prefix = key.rsplit(":", 2)[0] + ":"
         conversation_id = await state.run_read(lambda c: live_conversation_with_prefix(c, prefix))
-        if conversation_id is None:
-            return []
-        tip = await state.resolve_tip(conversation_id)
-        rows = await state.run_read(lambda c: chat_transcript(c, tip.id))
-        return [_history_item(row) for row in rows]
+        items: list[dict[str, object]] = []
+        since = 0.0
+        if conversation_id is not None:
+            conversation = await state.get_conversation(conversation_id)
+            since = conversation.created_at if conversation is not None else 0.0
+            tip = await state.resolve_tip(conversation_id)
+            rows = await state.run_read(lambda c: chat_transcript(c, tip.id))
+            items.extend(_history_item(row) for row in rows)
+        chat = chat_to_text(adapter.chat_ref(chat_id))
+        notices = await state.run_read(lambda c: chat_notices(c, chat, since=since))
+        items.extend(_notice_item(notice) for notice in notices)
+        items.sort(key=lambda item: float(str(item["at"])))
+        return items[-_HISTORY_LIMIT:]
 
     @router.get("/", response_class=HTMLResponse)
     async def page(request: Request) -> HTMLResponse:

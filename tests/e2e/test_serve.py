@@ -53,6 +53,24 @@ def test_browser_gets_the_offline_reply_and_admin_needs_the_token(home: Path) ->
         assert "via the sdk" in (answer.choices[0].message.content or "")
 
 
+def test_command_replies_stay_in_the_web_chat_history_after_a_reload(home: Path) -> None:
+    with serving(home) as base_url, httpx.Client(base_url=base_url, timeout=30) as browser:
+        cursor = browser.get("/api/chat/messages").json()["cursor"]
+        browser.post("/api/chat/messages", json={"text": "first words", "client_message_id": "m1"})
+        cursor = _reply(browser, cursor)[-1]["cursor"]
+        browser.post("/api/chat/messages", json={"text": "/help", "client_message_id": "m2"})
+        help_text = str(_reply(browser, str(cursor))[0]["text"])
+        assert "/new" in help_text
+        history = browser.get("/api/chat/messages").json()["messages"]
+        assert [m["role"] for m in history] == ["user", "assistant", "assistant"]
+        assert history[0]["text"] == "first words" and history[2]["text"] == help_text
+        # /new starts a new conversation: only what was said since then is shown.
+        cursor = browser.get("/api/chat/messages").json()["cursor"]
+        browser.post("/api/chat/messages", json={"text": "/new", "client_message_id": "m3"})
+        started = str(_reply(browser, cursor)[0]["text"])
+        assert [m["text"] for m in browser.get("/api/chat/messages").json()["messages"]] == [started]
+
+
 def test_refuses_a_public_address_without_an_admin_token(home: Path) -> None:
     process = start(home, "serve", "--host", "0.0.0.0", "--port", "0")
     try:
