@@ -7,6 +7,7 @@ from gateway.inbound.builtin_commands import (
     Compressor,
     LinkHandler,
 )
+from gateway.inbound.chat_order import ChatOrder
 from gateway.inbound.command_table import Command, CommandCall, CommandHandler, CommandTable
 from gateway.inbound.errors import DuplicateCommandError, InboundError
 from gateway.inbound.pipeline import InboundContext, InboundPipeline, OutcomeObserver, Stage, Stop
@@ -16,6 +17,7 @@ from gateway.inbound.settings import PlatformSessions, SessionSettings
 __all__ = [
     "NO_COMPRESSION",
     "BuiltinCommands",
+    "ChatOrder",
     "Command",
     "CommandCall",
     "CommandHandler",

@@ -47,7 +47,9 @@ class BuiltinCommands:
                 Command("stop", "stop the reply being written and drop queued messages", self.stop),
                 Command("status", "this conversation, its token use and the queue", self.status),
                 Command("memory", "what I remember about you", self.memory),
-                Command("compress", "summarise this conversation now to free context", self.compress),
+                Command(
+                    "compress", "summarise this conversation now to free context", self.compress, slow=True
+                ),
                 Command("link", "join your accounts on several platforms", self.link, usage="[CODE]"),
                 Command("whoami", "your person id and account", self.whoami),
             ]

@@ -37,6 +37,9 @@ class Command:
     handler: CommandHandler
     aliases: tuple[str, ...] = ()
     usage: str = ""
+    slow: bool = False
+    """Runs after the chat's next messages may go on (e.g. a model call); for commands that do not change
+    which conversation later messages join."""
 
 
 class CommandTable:

@@ -5,7 +5,8 @@ returns the (possibly enriched) context to continue, or a ``Stop`` naming why pr
 Invariants: outside a DM only a message addressed to the bot (a mention, a reply to it, a free-response
 chat, a thread it takes part in; the adapter says which) goes further, so group chatter never earns a
 notice or a turn; messages of one chat are processed one at a time in arrival order (``ChatOrder``), so
-they are stored and shown to the model in the order people wrote them; a refused sender never reaches
+they are stored and shown to the model in the order people wrote them (a slow command, such as
+``/compress``, runs after its chat's next messages may go on); a refused sender never reaches
 the queue or a command; a notice or command reply is queued through the outbox under a key derived from
 the event id, so a platform retry never sends it twice; ``handle`` returns only once the message is
 durably recorded (or deliberately dropped), so the adapter may acknowledge the platform then.
@@ -45,6 +46,8 @@ class Stop:
 
     reason: str
     conversation_id: str | None = None
+    then: Callable[[], Awaitable[None]] | None = None
+    """Work left for after the chat's turn in ``ChatOrder`` is released (a slow command)."""
 
 
 Stage = Callable[[InboundContext], Awaitable[InboundContext | Stop]]
@@ -90,7 +93,10 @@ class InboundPipeline:
 
     async def process(self, message: InboundMessage) -> Stop:
         async with self._order.turn(message.chat):
-            return await self._process(message)
+            outcome = await self._process(message)
+        if outcome.then is not None:
+            await outcome.then()
+        return outcome
 
     async def _process(self, message: InboundMessage) -> Stop:
         context = InboundContext(message, session_key_for(message, self._sessions))
@@ -143,14 +149,20 @@ class InboundPipeline:
         if not await self._queue.record_event(message, "command"):
             return Stop("duplicate")
         call = CommandCall(name, argument, message, _person(context), context.key)
-        reply = await command.handler(call)
-        await self._outbox.notify(
-            message.chat,
-            reply,
-            idempotency_key=f"cmd:{message.platform}:{message.event_id}",
-            kind="command",
-            reply_to=message.message_id,
-        )
+
+        async def run() -> None:
+            reply = await command.handler(call)
+            await self._outbox.notify(
+                message.chat,
+                reply,
+                idempotency_key=f"cmd:{message.platform}:{message.event_id}",
+                kind="command",
+                reply_to=message.message_id,
+            )
+
+        if command.slow:
+            return Stop("command", then=run)
+        await run()
         return Stop("command")
 
     async def _enqueue(self, context: InboundContext) -> InboundContext | Stop:
