@@ -13,7 +13,6 @@ so no message reaches the sink after it returns. Everything else is the wrapped 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -34,14 +33,13 @@ from gateway.contracts import (
 )
 
 _LOG = logging.getLogger("mnemogate.adapters")
-_TRANSIENT = (AdapterError, OSError, TimeoutError)
 _WATCH_INTERVAL_MAX_S = 5.0
 _CANCEL_ATTEMPTS = 20
 _CANCEL_WAIT_S = 0.5
 
 
 def _retryable(exc: BaseException) -> bool:
-    return isinstance(exc, _TRANSIENT) and not isinstance(exc, AdapterConfigError)
+    return isinstance(exc, Exception) and not isinstance(exc, AdapterConfigError)
 
 
 class SupervisedAdapter(Adapter):
@@ -76,13 +74,19 @@ class SupervisedAdapter(Adapter):
             started = True
         except AdapterConfigError:
             raise
-        except _TRANSIENT as exc:
+        except Exception as exc:  # the adapter boundary: only a configuration problem is final
             await self._failed(exc)
             self._schedule_in(self._initial_s)
             started = False
         if started and self._restart_after_s <= 0:
             return
         self._supervisor = asyncio.create_task(self._supervise(sink, started), name=f"supervise-{self.name}")
+        self._supervisor.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self._failure = f"supervision failed: {task.exception()!r}"
+            _LOG.error("%s adapter supervision ended unexpectedly", self.name, exc_info=task.exception())
 
     async def _supervise(self, sink: InboundSink, started: bool) -> None:
         while not self._stopping:
@@ -96,8 +100,7 @@ class SupervisedAdapter(Adapter):
             self.restarts += 1
             self._failure = f"disconnected for {down_s:.0f} s; restarting"
             _LOG.error("%s adapter was disconnected for %.0f s; restarting it", self.name, down_s)
-            with contextlib.suppress(*_TRANSIENT):
-                await self.inner.stop()
+            await self._stop_inner()
             started = False
 
     async def _start_with_retries(self, sink: InboundSink) -> bool:
@@ -114,7 +117,7 @@ class SupervisedAdapter(Adapter):
                 with attempt:
                     try:
                         await self.inner.start(sink)
-                    except _TRANSIENT as exc:
+                    except Exception as exc:  # the adapter boundary, as in start()
                         await self._failed(exc)
                         raise
         except AdapterConfigError as exc:
@@ -141,9 +144,19 @@ class SupervisedAdapter(Adapter):
 
     async def _failed(self, exc: BaseException) -> None:
         self._failure = str(exc) or type(exc).__name__
-        _LOG.warning("%s adapter could not start (%s); retrying with backoff", self.name, self._failure)
-        with contextlib.suppress(*_TRANSIENT):
-            await self.inner.stop()  # release whatever the failed attempt opened
+        _LOG.warning(
+            "%s adapter could not start (%s); retrying with backoff",
+            self.name,
+            self._failure,
+            exc_info=not isinstance(exc, AdapterError | OSError | TimeoutError),
+        )
+        await self._stop_inner()  # release whatever the failed attempt opened
+
+    async def _stop_inner(self) -> None:
+        try:
+            await self.inner.stop()
+        except Exception:  # the adapter boundary: a failed stop must not end the supervision
+            _LOG.warning("%s adapter did not stop cleanly", self.name, exc_info=True)
 
     def _schedule(self, state: RetryCallState) -> None:
         self._schedule_in(state.next_action.sleep if state.next_action is not None else self._initial_s)

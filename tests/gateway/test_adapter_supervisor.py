@@ -6,6 +6,9 @@ adapter's first start failed.
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 
 from adapters.telegram import create_adapter
@@ -55,9 +58,12 @@ async def test_stopping_while_retrying_ends_the_retries() -> None:
     supervised = SupervisedAdapter(create_adapter(adapter_settings(never)), initial_s=0.05, max_s=0.1)
     async with supervised:
         await supervised.start(RecordingSink())
-    # Telegram comes up after the gateway stopped: nothing polls it any more.
+    # Telegram comes up after the gateway stopped: for ten retry intervals nothing calls it.
     async with never as fake:
-        assert fake.calls_of("getMe") == []
+        deadline = time.monotonic() + 10 * 0.1
+        while time.monotonic() < deadline:  # a window for an absence, not a synchronisation
+            assert fake.calls_of("getMe") == []
+            await asyncio.sleep(0.02)
         assert not supervised.health().connected
 
 
@@ -80,3 +86,18 @@ async def test_an_adapter_stuck_disconnected_is_restarted_by_the_watchdog() -> N
             fake.push(fake.message_update(private_chat(ALICE), ALICE, "still there?"))
             (message,) = await sink.wait_for(1)
             assert message.text == "still there?"
+
+
+async def test_an_unexpected_error_while_starting_is_retried_not_fatal() -> None:
+    async with FakeTelegramServer() as fake:
+        # getMe works, then polling cannot start: the library raises its own error, not ours.
+        fake.fail_next("deleteWebhook", 500, "Internal Server Error")
+        fake.fail_next("getUpdates", 500, "Internal Server Error")
+        sink = RecordingSink()
+        supervised = SupervisedAdapter(create_adapter(adapter_settings(fake)), initial_s=0.05, max_s=0.2)
+        async with supervised:
+            await supervised.start(sink)
+            await wait_until(lambda: supervised.health().connected, 10.0, "the adapter to connect")
+            fake.push(fake.message_update(private_chat(ALICE), ALICE, "made it"))
+            (message,) = await sink.wait_for(1)
+            assert message.text == "made it"
