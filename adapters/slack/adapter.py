@@ -173,6 +173,7 @@ class SlackAdapter(Adapter):
         socket, self._socket, self._http = self._socket, None, None
         if socket is not None:
             await socket.close_async()  # type: ignore[no-untyped-call]
+        await self._threads.flush()
         self._detail = "stopped"
 
     # -- inbound ---------------------------------------------------------------------------------------
@@ -198,7 +199,7 @@ class SlackAdapter(Adapter):
             raise
         self._accepted.add(event_id)
         if message.mentions_bot and (key := thread_key(message.chat)) is not None:
-            await self._threads.join(key, message.message_id or "")
+            self._threads.join(key, message.message_id or "")
         self._last_inbound = self._clock()
 
     def http_routes(self) -> Sequence[HttpRoute]:
@@ -241,7 +242,7 @@ class SlackAdapter(Adapter):
         except _NETWORK_ERRORS as exc:
             raise network_error(exc, "chat.postMessage") from exc
         if thread_ts is not None:
-            await self._threads.join(
+            self._threads.join(
                 (message.chat.workspace or "", message.chat.chat_id, thread_ts), str(answer["ts"])
             )
         self._last_send = self._clock()

@@ -1,8 +1,9 @@
 """ThreadMemory: the Slack threads the bot takes part in, so a plain reply there is addressed to it.
 
 Invariants: a thread joins when the bot is mentioned in it or answers in it, and stays joined while its latest
-activity lies within ``window_s``; with checkpoints (``use``) each join is also recorded under
-``thread:{team}:{channel}:{thread_ts}`` at the whole second of that activity (forward-only), and ``load``
+activity lies within ``window_s``; with checkpoints (``use``) a join is also recorded, in the background and
+at most hourly per thread, under ``thread:{team}:{channel}:{thread_ts}`` at the whole second of that
+activity (forward-only; ``flush`` waits for pending recordings), and ``load``
 brings back the threads still inside the window, so a restart forgets none of them; the in-memory map never
 holds more than ``capacity`` threads (those outside the window, then the least recently joined, go first).
 A checkpoint that cannot be read or written is logged and costs only that memory, never a message.
@@ -10,6 +11,7 @@ A checkpoint that cannot be read or written is logged and costs only that memory
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import OrderedDict
@@ -21,6 +23,8 @@ from gateway.contracts import Checkpoints
 _LOG = logging.getLogger("mnemogate.adapters.slack")
 _PREFIX = "thread"
 DAY_S = 86_400
+_RECORD_EVERY_S = 3_600  # the window is days long: an hour's precision is plenty, and saves writes
+_FLUSH_GRACE_S = 5.0
 
 
 def checkpoint_key(thread: ThreadKey) -> str:
@@ -53,6 +57,8 @@ class ThreadMemory:
         self._window_s, self._capacity, self._clock = window_s, capacity, clock
         self._active: OrderedDict[ThreadKey, float] = OrderedDict()  # thread -> latest activity
         self._checkpoints: Checkpoints | None = None
+        self._recorded: dict[ThreadKey, float] = {}  # what the store was last told, per thread
+        self._writes: set[asyncio.Task[None]] = set()
 
     def use(self, checkpoints: Checkpoints) -> None:
         self._checkpoints = checkpoints
@@ -82,20 +88,37 @@ class ThreadMemory:
         ]
         for at, thread in sorted(found):
             self._remember(thread, at)
+            self._recorded[thread] = at
         return len(self._active)
 
-    async def join(self, thread: ThreadKey, activity_ts: str) -> None:
-        """The bot was mentioned or answered in ``thread`` at Slack time ``activity_ts``."""
+    def join(self, thread: ThreadKey, activity_ts: str) -> None:
+        """The bot was mentioned or answered in ``thread`` at Slack time ``activity_ts``.
+
+        Known at once; recorded in the background (at most once per ``_RECORD_EVERY_S`` per thread), so a
+        send that already reached Slack never waits on, or is cancelled during, a state.db write.
+        """
         second = activity_second(activity_ts)
         at = float(second) if second is not None else self._clock()
         self._remember(thread, at)
-        if self._checkpoints is None:
+        recorded = self._recorded.get(thread)
+        if self._checkpoints is None or (recorded is not None and at - recorded < _RECORD_EVERY_S):
             return
+        self._recorded[thread] = at
+        write = asyncio.create_task(self._record(self._checkpoints, thread, int(at)))
+        self._writes.add(write)
+        write.add_done_callback(self._writes.discard)
+
+    async def _record(self, checkpoints: Checkpoints, thread: ThreadKey, second: int) -> None:
         try:
-            await self._checkpoints.advance(checkpoint_key(thread), int(at))
+            await checkpoints.advance(checkpoint_key(thread), second)
         except Exception:
             # The adapter boundary: the message itself is already stored or sent; only the memory is lost.
             _LOG.warning("slack could not record thread %s", checkpoint_key(thread), exc_info=True)
+
+    async def flush(self) -> None:
+        """Wait for the recordings still being written (the adapter's stop)."""
+        if self._writes:
+            await asyncio.wait(set(self._writes), timeout=_FLUSH_GRACE_S)
 
     def _remember(self, thread: ThreadKey, at: float) -> None:
         previous = self._active.get(thread)
@@ -106,5 +129,7 @@ class ThreadMemory:
         horizon = self._clock() - self._window_s
         for stale in [key for key, seen in self._active.items() if seen < horizon]:
             del self._active[stale]
+            self._recorded.pop(stale, None)
         while len(self._active) > self._capacity:
-            self._active.popitem(last=False)
+            dropped, _ = self._active.popitem(last=False)
+            self._recorded.pop(dropped, None)

@@ -142,7 +142,7 @@ async def test_the_memory_stays_bounded_and_ignores_other_checkpoint_keys() -> N
     memory = ThreadMemory(window_s=DAY_S, capacity=3, clock=lambda: now)
     threads = [("T1", "C1", f"{int(now) - 10 + n}.000001") for n in range(5)]
     for thread in threads:
-        await memory.join(thread, thread[2])
+        memory.join(thread, thread[2])
     assert len(memory) == 3
     assert [thread in memory for thread in threads] == [False, False, True, True, True]
     assert parse_checkpoint_key(checkpoint_key(threads[0])) == threads[0]
