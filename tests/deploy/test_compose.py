@@ -120,6 +120,14 @@ def test_every_variable_in_env_example_is_read_by_the_settings_model() -> None:
     assert unread == []
 
 
+def test_no_example_line_carries_a_trailing_comment() -> None:
+    """systemd's EnvironmentFile= and docker's env_file keep "value  # note" as the value, comment and all."""
+    for raw in ENV_EXAMPLE.read_text(encoding="utf-8").splitlines():
+        assignment = raw.lstrip("# ").strip()
+        if "=" in assignment and assignment.split("=", 1)[0].isupper():
+            assert "#" not in assignment.split("=", 1)[1], raw
+
+
 def test_a_misspelt_variable_would_be_caught() -> None:
     assert field_path("MNEMOGATE_HTTP__ADMIN_TOKN") is None
     assert field_path("MNEMOGATE_QUEUES__CONCURRENCY") is None
