@@ -6,20 +6,23 @@ in-flight hand-off), so no message reaches the sink after ``stop`` returns; disc
 rate limiter sleeps through short 429s and a longer one surfaces as a retryable ``SendError`` with
 ``retry_after``; dropped connections are re-established by discord.py with backoff and shown in
 ``health`` while down; the token is never logged (discord.py's loggers are held at WARNING). With
-checkpoints (``use_checkpoints``) every READY that is not a RESUME starts a background catch-up of what
-the known channels got meanwhile; the checkpoints' own rules are ``ChannelPositions``'.
+checkpoints (``use_checkpoints``) every new session (a READY that is not a RESUME: discord.py's
+``on_connect``, dispatched before any of the session's messages) opens a catch-up window at once and reads
+what the known channels got meanwhile in the background; a live message of a channel still being caught
+up waits for it (order), a refused hand-off is retried a few times in the background, and ``stop`` never
+swallows its own cancellation; the checkpoints' own rules are ``ChannelPositions``'.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
 
 import discord
 
+from adapters.discord.background import DEFAULT_RETRY_DELAYS_S, HandOffRetries, settle
 from adapters.discord.catch_up import catch_up
 from adapters.discord.config import DiscordSettings
 from adapters.discord.convert import BotIdentity, message_to_inbound
@@ -63,7 +66,14 @@ class DiscordAdapter(Adapter):
     name = "discord"
     capabilities = DISCORD_CAPABILITIES
 
-    def __init__(self, settings: DiscordSettings, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        settings: DiscordSettings,
+        *,
+        clock: Callable[[], float] = time.time,
+        retry_delays_s: Sequence[float] = DEFAULT_RETRY_DELAYS_S,
+        stop_grace_s: float = _STOP_GRACE_S,
+    ) -> None:
         self._settings = settings.checked()
         self._token = settings.token.get_secret_value()
         self._clock = clock
@@ -76,6 +86,8 @@ class DiscordAdapter(Adapter):
         self._checkpoints: Checkpoints | None = None
         self._positions: ChannelPositions | None = None
         self._catch_up: asyncio.Task[None] | None = None
+        self._retries = HandOffRetries(retry_delays_s)
+        self._stop_grace_s = stop_grace_s
         self._connected = False
         self._detail = "not started"
         self._last_inbound: float | None = None
@@ -139,26 +151,24 @@ class DiscordAdapter(Adapter):
             if catching_up is not None and catching_up not in self._in_flight:
                 catching_up.cancel()
             await client.close()
-            if task is not None:
-                with contextlib.suppress(Exception, asyncio.CancelledError):
-                    await task
-            if self._in_flight:
-                await asyncio.wait(set(self._in_flight), timeout=_STOP_GRACE_S)
+            await settle(task)
+            await settle(*self._in_flight, within_s=self._stop_grace_s)
             if catching_up is not None:
                 catching_up.cancel()
-                with contextlib.suppress(Exception, asyncio.CancelledError):
-                    await catching_up
+            await settle(catching_up)
+            await self._retries.close()
         finally:
             self._connected, self._detail = False, "stopped"
 
     def on_connection(self, connected: bool, detail: str) -> None:
         self._connected, self._detail = connected, detail
 
-    def on_ready(self) -> None:
+    def on_new_session(self) -> None:
+        """A fresh session (not a RESUME) began: it missed events, so a catch-up window opens right now."""
         positions, client = self._positions, self._client
         if positions is None or client is None or self._sink is None or not self._settings.catch_up_limit:
             return
-        # Opened now, before any live message of this session completes, so none can pass the gap.
+        # Opened synchronously before any live message of this session begins, so none can pass the gap.
         window = positions.open_window()
         self._catch_up = asyncio.create_task(
             self._run_catch_up(self._catch_up, client, positions, window), name="discord-catch-up"
@@ -171,10 +181,8 @@ class DiscordAdapter(Adapter):
         positions: ChannelPositions,
         window: CatchUpWindow,
     ) -> None:
-        if previous is not None:
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await previous
         try:
+            await settle(previous)
             await catch_up(
                 client,
                 positions,
@@ -185,30 +193,45 @@ class DiscordAdapter(Adapter):
             )
         except Exception:
             _LOG.warning("discord catch-up failed", exc_info=True)
+        finally:
+            positions.release_all(window)  # also when cancelled before catch_up began
 
     # -- inbound ---------------------------------------------------------------------------------------
 
     async def on_message(self, message: discord.Message) -> None:
         await self._hand_off(message)
 
-    async def _hand_off(self, message: discord.Message, window: CatchUpWindow | None = None) -> None:
-        """``message`` to the sink (unless filtered out), then its channel's checkpoint moves past it."""
-        identity, sink, positions = self._identity, self._sink, self._positions
-        if identity is None or sink is None:
-            return
+    async def _hand_off(
+        self, message: discord.Message, window: CatchUpWindow | None = None, *, retried: bool = False
+    ) -> bool:
+        """``message`` to the sink (unless filtered out), then its channel's checkpoint moves past it.
+
+        A live message first waits until its channel's catch-up is done; a refused one is retried.
+        """
+        identity, positions = self._identity, self._positions
+        if identity is None or self._sink is None:
+            return False
         current = asyncio.current_task()
         if current is not None:
             self._in_flight.add(current)
         if positions is not None:
             positions.begin(message.channel.id, message.id)
-        handed = False
+        handed = refused = False
         try:
-            handed = await self._deliver(message, identity, sink)
+            if positions is not None and window is None:
+                await positions.caught_up(message.channel.id)
+            sink = self._sink  # None once stop began while this message waited
+            if sink is not None:
+                handed = await self._deliver(message, identity, sink)
+                refused = not handed
         finally:
             if positions is not None:
                 await positions.finish(message.channel.id, message.id, handed, window)
             if current is not None:
                 self._in_flight.discard(current)
+        if refused and not retried and self._sink is not None:
+            self._retries.schedule(message.id, lambda: self._hand_off(message, retried=True))
+        return handed
 
     async def _deliver(self, message: discord.Message, identity: BotIdentity, sink: InboundSink) -> bool:
         """Whether ``message`` was handed over: accepted by the sink, or not one for the bot at all."""

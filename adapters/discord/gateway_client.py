@@ -28,7 +28,7 @@ class ClientEvents(Protocol):
 
     def on_connection(self, connected: bool, detail: str) -> None: ...
 
-    def on_ready(self) -> None: ...
+    def on_new_session(self) -> None: ...
 
 
 def silence_library_loggers() -> None:
@@ -70,10 +70,13 @@ class GatewayClient(discord.Client):
     async def on_message(self, message: discord.Message) -> None:
         await self._adapter.on_message(message)
 
+    async def on_connect(self) -> None:
+        # discord.py dispatches this from READY of every fresh IDENTIFY (never on a RESUME), before it
+        # schedules any later MESSAGE_CREATE; on_ready comes only up to guild_ready_timeout later.
+        self._adapter.on_new_session()
+
     async def on_ready(self) -> None:
-        # discord.py fires this on every fresh IDENTIFY (not on a RESUME): the session missed events.
         self._adapter.on_connection(True, "ready")
-        self._adapter.on_ready()
 
     async def on_resumed(self) -> None:
         self._adapter.on_connection(True, "resumed")

@@ -6,10 +6,13 @@ It never passes a hand-off still in flight, a failed one (a barrier until the sa
 again successfully, e.g. by the catch-up after the next restart) or the cursor of a catch-up window still
 reading that channel's history. A failed checkpoint write is logged, never raised: the message it covered
 was already accepted, and a lower stored checkpoint only means a re-fetch the gateway's ledger dedupes.
+``caught_up`` holds a channel's live messages back until every open window released that channel (read,
+skipped or failed), so they reach the gateway after what its catch-up hands over.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 from collections.abc import Mapping
@@ -49,6 +52,8 @@ class _Channel:
     busy: set[int] = field(default_factory=set)
     failed: set[int] = field(default_factory=set)
     cursors: dict[int, int] = field(default_factory=dict)  # open catch-up window -> its cursor
+    reading: set[int] = field(default_factory=set)  # the catch-up windows still reading this channel
+    read: asyncio.Event = field(default_factory=asyncio.Event)  # set while ``reading`` is empty
 
     def safe(self) -> int:
         """The highest position every message at or below which was handed over."""
@@ -114,7 +119,28 @@ class ChannelPositions:
         for channel_id, channel in self._channels.items():
             starts[channel_id] = channel.written
             channel.cursors[number] = channel.written
+            channel.reading.add(number)
+            channel.read.clear()
         return CatchUpWindow(number, starts)
+
+    def release(self, window: CatchUpWindow, channel_id: int) -> None:
+        """``window`` is done with ``channel_id`` (read, skipped or failed): live messages may go on."""
+        channel = self._channels.get(channel_id)
+        if channel is None:
+            return
+        channel.reading.discard(window.number)
+        if not channel.reading:
+            channel.read.set()
+
+    def release_all(self, window: CatchUpWindow) -> None:
+        for channel_id in window.starts:
+            self.release(window, channel_id)
+
+    async def caught_up(self, channel_id: int) -> None:
+        """Return once no catch-up window is still reading ``channel_id``'s history."""
+        channel = self._channels.get(channel_id)
+        while channel is not None and channel.reading:
+            await channel.read.wait()
 
     async def close_window(self, window: CatchUpWindow, channel_id: int) -> None:
         """``window`` read ``channel_id`` to its end; older windows' cursors there are superseded too."""

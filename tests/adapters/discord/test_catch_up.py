@@ -7,44 +7,32 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from adapters.discord import DiscordAdapter, create_adapter
-from agent_core.state import StateStore
+from adapters.discord import DiscordAdapter
 from gateway.adapter_checkpoints import StateCheckpoints
-from tests.adapters.discord.conftest import adapter_settings
+from tests.adapters.discord.conftest import DM_CHANNEL, NO_RETRIES, checkpoint_reaches, checkpointed_adapter
 from tests.adapters.fakes.discord_server import FakeDiscordServer, Json, user_payload
 from tests.adapters.fakes.recording_sink import RecordingSink, wait_until
 
 ALICE = user_payload(42, "alice")
 OTHER_BOT = user_payload(55, "otherbot", bot=True)
-DM_CHANNEL = 600000000000000001
-
-
-@pytest.fixture
-async def checkpoints(tmp_path: Any) -> AsyncIterator[StateCheckpoints]:
-    async with StateStore(tmp_path) as state:
-        yield StateCheckpoints(state, "discord")
 
 
 async def _started(
-    fake: FakeDiscordServer, sink: RecordingSink, checkpoints: StateCheckpoints, **options: Any
+    fake: FakeDiscordServer,
+    sink: RecordingSink,
+    checkpoints: StateCheckpoints,
+    *,
+    retry_delays_s: Sequence[float] = (0.01, 0.02),
+    **options: Any,
 ) -> DiscordAdapter:
-    adapter = create_adapter(adapter_settings(fake, **options))
-    adapter.use_checkpoints(checkpoints)
+    adapter = checkpointed_adapter(fake, checkpoints, retry_delays_s=retry_delays_s, **options)
     await adapter.start(sink)
     return adapter
-
-
-async def _checkpoint_reaches(checkpoints: StateCheckpoints, channel_id: int, position: int) -> None:
-    deadline = time.monotonic() + 10.0
-    while (await checkpoints.load()).get(f"channel:{channel_id}", 0) < position:
-        assert time.monotonic() < deadline, f"checkpoint of {channel_id} never reached {position}"
-        await asyncio.sleep(0.01)
 
 
 async def _away(fake: FakeDiscordServer, *messages: Json) -> list[str]:
@@ -73,15 +61,16 @@ async def test_the_catch_up_hands_over_what_came_after_the_checkpoint_in_order(
     sink = RecordingSink()
     async with await _started(fake, sink, checkpoints):
         await sink.wait_for(4)
-        await _checkpoint_reaches(checkpoints, fake.channel_id, int(second))
-        await _checkpoint_reaches(checkpoints, DM_CHANNEL, int(dm))
+        await checkpoint_reaches(checkpoints, fake.channel_id, int(second))
+        await checkpoint_reaches(checkpoints, DM_CHANNEL, int(dm))
     guild = [m for m in sink.received if m.chat.chat_id == str(fake.channel_id)]
     assert [m.event_id for m in guild] == [first, chatter, second]  # no bot's message, nothing before
     assert [m.mentions_bot for m in guild] == [True, False, True]  # as live: the gateway decides
     assert [m.text for m in sink.received if m.chat.chat_id == str(DM_CHANNEL)] == ["dm while away"]
     assert len(sink.received) == 4
-    history = fake.calls_to("get_messages")
-    assert {int(call.body["after"]) for call in history} >= {int(seen["id"]), int(seen_dm["id"])}
+    # Read newest first down to the checkpoints: nothing older than them was handed over again.
+    assert {call.channel_id for call in fake.calls_to("get_messages")} == {fake.channel_id, DM_CHANNEL}
+    assert all("after" not in call.body for call in fake.calls_to("get_messages"))
     assert own and other_bot  # filtered out, yet the checkpoint moved past both (see the last message)
 
 
@@ -92,10 +81,10 @@ async def test_the_checkpoint_moves_past_messages_that_are_not_for_the_bot(
     async with await _started(fake, sink, checkpoints):
         own = fake.message(fake.bot, "my own echo")
         await fake.dispatch("MESSAGE_CREATE", own)
-        await _checkpoint_reaches(checkpoints, fake.channel_id, int(own["id"]))
+        await checkpoint_reaches(checkpoints, fake.channel_id, int(own["id"]))
         [last] = await _away(fake, fake.message(OTHER_BOT, "beep", mention_bot=True))
     async with await _started(fake, sink, checkpoints):
-        await _checkpoint_reaches(checkpoints, fake.channel_id, int(last))
+        await checkpoint_reaches(checkpoints, fake.channel_id, int(last))
     assert sink.received == []
 
 
@@ -109,13 +98,13 @@ async def test_a_message_the_gateway_refused_is_handed_over_again_after_the_next
         fake.message(ALICE, "accepted", mention_bot=True),
     )
     sink = RecordingSink(refuse=1)
-    async with await _started(fake, sink, checkpoints):
+    async with await _started(fake, sink, checkpoints, retry_delays_s=NO_RETRIES):
         await sink.wait_for(1)
     assert [m.event_id for m in sink.received] == [accepted]
     assert (await checkpoints.load())[f"channel:{fake.channel_id}"] < int(refused)  # the barrier
     sink = RecordingSink()
     async with await _started(fake, sink, checkpoints):
-        await _checkpoint_reaches(checkpoints, fake.channel_id, int(accepted))
+        await checkpoint_reaches(checkpoints, fake.channel_id, int(accepted))
     assert [m.event_id for m in sink.received] == [refused, accepted]  # the ledger dedupes the second
 
 
@@ -124,16 +113,16 @@ async def test_a_live_message_refused_in_a_new_channel_is_caught_up_after_the_ne
 ) -> None:
     sink = RecordingSink(refuse=1)
     said = fake.message(ALICE, "first words", channel_id=DM_CHANNEL, guild=False)
-    async with await _started(fake, sink, checkpoints):
+    async with await _started(fake, sink, checkpoints, retry_delays_s=NO_RETRIES):
         await fake.dispatch("MESSAGE_CREATE", said)
-        await _checkpoint_reaches(checkpoints, DM_CHANNEL, int(said["id"]) - 1)
+        await checkpoint_reaches(checkpoints, DM_CHANNEL, int(said["id"]) - 1)
     assert sink.received == []
     async with await _started(fake, sink, checkpoints):
         [message] = await sink.wait_for(1)
     assert message.event_id == said["id"]
 
 
-async def test_the_catch_up_limit_bounds_what_is_fetched_per_channel_and_says_so(
+async def test_the_catch_up_limit_hands_over_the_newest_missed_messages_and_says_so(
     fake: FakeDiscordServer, checkpoints: StateCheckpoints, caplog: pytest.LogCaptureFixture
 ) -> None:
     await checkpoints.advance(f"channel:{DM_CHANNEL}", fake.snowflake())
@@ -143,10 +132,10 @@ async def test_the_catch_up_limit_bounds_what_is_fetched_per_channel_and_says_so
     sink = RecordingSink()
     with caplog.at_level(logging.WARNING):
         async with await _started(fake, sink, checkpoints, catch_up_limit=3):
-            await _checkpoint_reaches(checkpoints, DM_CHANNEL, int(ids[2]))
-    assert [m.event_id for m in sink.received] == ids[:3]  # the oldest ones first
-    assert "catch_up_limit=3" in caplog.text
-    assert [int(call.body["limit"]) for call in fake.calls_to("get_messages")] == [3]
+            await checkpoint_reaches(checkpoints, DM_CHANNEL, int(ids[-1]))
+    assert [m.event_id for m in sink.received] == ids[-3:]  # the newest three, oldest of them first
+    assert "catch_up_limit=3" in caplog.text and "older missed messages are skipped" in caplog.text
+    assert [int(call.body["limit"]) for call in fake.calls_to("get_messages")] == [4]
 
 
 async def test_a_long_absence_is_read_page_by_page_in_order(
@@ -158,7 +147,7 @@ async def test_a_long_absence_is_read_page_by_page_in_order(
     )
     sink = RecordingSink()
     async with await _started(fake, sink, checkpoints):
-        await _checkpoint_reaches(checkpoints, DM_CHANNEL, int(ids[-1]))
+        await checkpoint_reaches(checkpoints, DM_CHANNEL, int(ids[-1]))
     assert [m.event_id for m in sink.received] == ids
     assert len(fake.calls_to("get_messages")) == 2
 
@@ -219,13 +208,13 @@ async def test_a_reconnect_that_cannot_resume_catches_up_what_the_outage_missed(
     async with await _started(fake, sink, checkpoints) as adapter:
         said = fake.message(ALICE, "before the outage", channel_id=DM_CHANNEL, guild=False)
         await fake.dispatch("MESSAGE_CREATE", said)
-        await _checkpoint_reaches(checkpoints, DM_CHANNEL, int(said["id"]))
+        await checkpoint_reaches(checkpoints, DM_CHANNEL, int(said["id"]))
         fake.refuse_connections = fake.refuse_resumes = True
         await fake.drop_connections()
         await wait_until(lambda: not adapter.health().connected, 10.0, "health to show the outage")
         [missed] = await _away(fake, fake.message(ALICE, "during", channel_id=DM_CHANNEL, guild=False))
         fake.refuse_connections = False
         await sink.wait_for(2, within_s=15.0)
-        await _checkpoint_reaches(checkpoints, DM_CHANNEL, int(missed))
+        await checkpoint_reaches(checkpoints, DM_CHANNEL, int(missed))
     assert [m.text for m in sink.received] == ["before the outage", "during"]
     assert len(fake.identified) == 2 and fake.resumed == 0  # a fresh session, not a resume

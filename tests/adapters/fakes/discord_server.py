@@ -4,7 +4,8 @@ It owns: the bot's identity, one guild with a text channel and an active thread,
 (HELLO, heartbeat ACKs, READY and GUILD_CREATE after IDENTIFY, then whatever the test dispatches), a log of
 every channel's messages (users' messages dispatched or only ``post``-ed while the bot was away, and the
 bot's own) served by ``GET /channels/{id}/messages`` as Discord pages it, a record of every REST call
-(its arrival time, and whether it was refused), THREAD_CREATE for a thread the bot starts when asked,
+(its arrival time, and whether it was refused), each channel's ``last_message_id``, history answers held
+back on request (``hold_history``, a slow Discord), THREAD_CREATE for a thread the bot starts when asked,
 Discord's content rules on sent messages (over 2,000 characters is the real 50035 error; unbalanced code
 fences are rejected here too, so a broken chunk fails loudly) and one-shot injected failures
 (``fail_next``), e.g. a 429 with ``retry_after`` and a ``Via`` header as Cloudflare sends it. Responses
@@ -92,6 +93,7 @@ class FakeDiscordServer:
     refuse_connections: bool = False
     refuse_resumes: bool = False  # answer RESUME with INVALID_SESSION: the client must IDENTIFY afresh
     announce_threads: bool = False  # dispatch THREAD_CREATE for a thread the bot starts, as Discord does
+    hold_history: asyncio.Event | None = None  # history pages are read at once but answered once it is set
     refused: list[Call] = field(default_factory=list)  # the calls answered with an error (429, 400, ...)
     channel_log: dict[int, list[Json]] = field(default_factory=dict)
     dm_users: dict[int, Json] = field(default_factory=dict)
@@ -214,6 +216,11 @@ class FakeDiscordServer:
         if "guild_id" not in data and not data["author"].get("bot"):
             self.dm_users.setdefault(channel_id, data["author"])
 
+    @property
+    def connections(self) -> int:
+        """How many gateway connections are open (identified or resumed)."""
+        return len(self._sockets)
+
     async def wait_until_identified(self, within_s: float = 10.0) -> None:
         deadline = time.monotonic() + within_s
         while not self._sockets:
@@ -300,12 +307,15 @@ class FakeDiscordServer:
         call = await self._record("get_channel", request)
         if isinstance(call, web.Response):
             return call
+        last = self._last_message_id(call.channel_id)
         if call.channel_id == self.channel_id:
-            return self._json(text_channel_payload(self.guild_id, self.channel_id))
+            channel = text_channel_payload(self.guild_id, self.channel_id)
+            return self._json({**channel, "last_message_id": last})
         if call.channel_id == self.thread_id:
-            return self._json(thread_payload(self.guild_id, self.channel_id, self.thread_id))
+            thread = thread_payload(self.guild_id, self.channel_id, self.thread_id)
+            return self._json({**thread, "last_message_id": last})
         if call.channel_id in self.dm_users:
-            return self._json({"id": str(call.channel_id), "type": 1, "last_message_id": None,
+            return self._json({"id": str(call.channel_id), "type": 1, "last_message_id": last,
                                "recipients": [self.dm_users[call.channel_id]]})  # fmt: skip
         return self._json({"message": "Unknown Channel", "code": 10003}, 404)
 
@@ -313,14 +323,22 @@ class FakeDiscordServer:
         """Discord's paging: the ``limit`` (at most 100) messages right after ``after`` (else right before
         ``before``, else the newest), always answered newest first."""
         call = await self._record("get_messages", request)
-        if isinstance(call, web.Response):
-            return call
+        answer = call if isinstance(call, web.Response) else self._json(self._page(call)[::-1])
+        if self.hold_history is not None:  # the answer was made on arrival, as Discord would
+            await self.hold_history.wait()
+        return answer
+
+    def _page(self, call: Call) -> list[Json]:
         limit = max(1, min(100, int(call.body.get("limit", 50))))
         after, before = int(call.body.get("after", 0)), int(call.body.get("before", 1 << 63))
         log = sorted(self.channel_log.get(call.channel_id, []), key=lambda kept: int(kept["id"]))
         window = [kept for kept in log if after < int(kept["id"]) < before]
-        page = window[:limit] if "after" in call.body else window[-limit:]
-        return self._json(page[::-1])
+        return window[:limit] if "after" in call.body else window[-limit:]
+
+    def _last_message_id(self, channel_id: int) -> str | None:
+        """As Discord reports it on the channel: the id of its newest message, anyone's."""
+        log = self.channel_log.get(channel_id, [])
+        return str(max(int(kept["id"]) for kept in log)) if log else None
 
     async def _edit_message(self, request: web.Request) -> web.Response:
         call = await self._record("edit_message", request)
