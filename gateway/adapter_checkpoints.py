@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from agent_core.state import StateStore
-from agent_core.state.checkpoints import advance_checkpoint, load_checkpoints
+from agent_core.state.checkpoints import advance_checkpoint, forget_checkpoints, load_checkpoints
 
 
 class StateCheckpoints:
@@ -21,3 +21,8 @@ class StateCheckpoints:
     async def advance(self, key: str, position: int) -> None:
         now = self._clock()
         await self._state.run_write(lambda conn: advance_checkpoint(conn, self._platform, key, position, now))
+
+    async def forget(self, keys: Collection[str]) -> None:
+        if keys:
+            doomed = list(keys)
+            await self._state.run_write(lambda conn: forget_checkpoints(conn, self._platform, doomed))

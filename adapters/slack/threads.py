@@ -1,12 +1,13 @@
 """ThreadMemory: the Slack threads the bot takes part in, so a plain reply there is addressed to it.
 
-Invariants: a thread joins when the bot is mentioned in it or answers in it, and stays joined while its latest
-activity lies within ``window_s``; with checkpoints (``use``) a join is also recorded, in the background and
-at most hourly per thread, under ``thread:{team}:{channel}:{thread_ts}`` at the whole second of that
-activity (forward-only; ``flush`` waits for pending recordings), and ``load``
-brings back the threads still inside the window, so a restart forgets none of them; the in-memory map never
-holds more than ``capacity`` threads (those outside the window, then the least recently joined, go first).
-A checkpoint that cannot be read or written is logged and costs only that memory, never a message.
+Invariants: a thread joins when the bot is mentioned in it or answers in it, and stays joined while its
+latest activity lies within ``window_s``; with checkpoints (``use``) a join is also recorded, in the
+background and at most hourly per thread, under ``thread:{team}:{channel}:{thread_ts}`` at the whole second
+of that activity (forward-only; ``flush`` waits for pending recordings), and ``load`` brings back the
+threads still inside the window, so a restart forgets none of them, and drops the records of threads quiet
+for longer; the in-memory map never holds more than ``capacity`` threads (those outside the window, then
+the least recently joined, go first). A checkpoint that cannot be read or written is logged and costs only
+that memory, never a message.
 """
 
 from __future__ import annotations
@@ -81,15 +82,30 @@ class ThreadMemory:
             _LOG.warning("slack could not load the threads it takes part in", exc_info=True)
             return len(self._active)
         horizon = self._clock() - self._window_s
-        found = [
-            (float(position), thread)
-            for key, position in recorded.items()
-            if (thread := parse_checkpoint_key(key)) is not None and position >= horizon
-        ]
+        found: list[tuple[float, ThreadKey]] = []
+        quiet: list[str] = []
+        for key, position in recorded.items():
+            if (thread := parse_checkpoint_key(key)) is None:
+                continue
+            if position >= horizon:
+                found.append((float(position), thread))
+            else:
+                quiet.append(key)
         for at, thread in sorted(found):
             self._remember(thread, at)
             self._recorded[thread] = at
+        await self._forget(quiet)
         return len(self._active)
+
+    async def _forget(self, keys: list[str]) -> None:
+        """Drop the records of threads quiet for longer than the window, so the store does not grow."""
+        if not keys or self._checkpoints is None:
+            return
+        try:
+            await self._checkpoints.forget(keys)
+        except Exception:
+            # The adapter boundary: stale rows only cost space; the next start tries again.
+            _LOG.warning("slack could not drop %d quiet thread records", len(keys), exc_info=True)
 
     def join(self, thread: ThreadKey, activity_ts: str) -> None:
         """The bot was mentioned or answered in ``thread`` at Slack time ``activity_ts``.

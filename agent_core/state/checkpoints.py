@@ -8,6 +8,7 @@ Run ``load_checkpoints`` through ``StateStore.run_read`` and ``advance_checkpoin
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 
 def load_checkpoints(conn: sqlite3.Connection, platform: str) -> dict[str, int]:
@@ -25,3 +26,13 @@ def advance_checkpoint(conn: sqlite3.Connection, platform: str, key: str, positi
         (platform, key, position, now),
     )
     return cursor.rowcount > 0
+
+
+def forget_checkpoints(conn: sqlite3.Connection, platform: str, keys: Sequence[str]) -> int:
+    """Delete these keys of ``platform``; how many rows went."""
+    return sum(
+        conn.execute(
+            "DELETE FROM adapter_checkpoints WHERE platform = ? AND key = ?", (platform, key)
+        ).rowcount
+        for key in keys
+    )

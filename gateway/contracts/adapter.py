@@ -8,7 +8,7 @@ Adapters are found through the entry-point group ``mnemogate.adapters``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from types import TracebackType
@@ -37,6 +37,10 @@ class Checkpoints(Protocol):
 
     async def advance(self, key: str, position: int) -> None:
         """Durably record ``position`` for ``key`` unless a higher one is already stored."""
+        ...
+
+    async def forget(self, keys: Collection[str]) -> None:
+        """Drop these keys (a thread gone quiet, a channel deleted); unknown keys are ignored."""
         ...
 
 

@@ -19,3 +19,6 @@ async def test_checkpoints_only_move_forward_and_survive_a_reopen(tmp_path: Path
         assert await StateCheckpoints(state, "discord").load() == {"channel:7": 9, "channel:8": 1}
         assert await StateCheckpoints(state, "slack").load() == {"channel:7": 100}
         assert await StateCheckpoints(state, "telegram").load() == {}
+        await StateCheckpoints(state, "discord").forget(["channel:7", "channel:unknown"])
+        assert await StateCheckpoints(state, "discord").load() == {"channel:8": 1}
+        assert await StateCheckpoints(state, "slack").load() == {"channel:7": 100}

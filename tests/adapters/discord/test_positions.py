@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import pytest
 
@@ -24,6 +24,10 @@ class MemoryCheckpoints:
         if self.broken:
             raise OSError("disk full")
         self.stored[key] = max(position, self.stored.get(key, position))
+
+    async def forget(self, keys: Collection[str]) -> None:
+        for key in keys:
+            self.stored.pop(key, None)
 
 
 KEY = checkpoint_key(7)

@@ -4,7 +4,7 @@ within the configured window, and never at the cost of a message when the record
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -110,6 +110,8 @@ async def test_a_thread_quiet_for_longer_than_the_window_is_forgotten_at_restart
                 fake, sink, StateCheckpoints(state, "slack"), fixed(later), thread_memory_days=2
             ) as (_, slack):
                 assert await plain_replies(fake, slack, sink, {GENERAL: root}) == {GENERAL: remembered}
+        # The thread went quiet for longer than the window: its record is gone too.
+        assert await StateCheckpoints(state, "slack").load() == {}
 
 
 class UnwritableCheckpoints:
@@ -119,6 +121,9 @@ class UnwritableCheckpoints:
         raise OSError("disk I/O error")
 
     async def advance(self, key: str, position: int) -> None:
+        raise OSError("disk I/O error")
+
+    async def forget(self, keys: Collection[str]) -> None:
         raise OSError("disk I/O error")
 
 
