@@ -16,6 +16,7 @@ swallows its own cancellation; the checkpoints' own rules are ``ChannelPositions
 from __future__ import annotations
 
 import asyncio
+import datetime
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -48,6 +49,7 @@ from gateway.contracts import (
 _LOG = logging.getLogger("mnemogate.adapters.discord")
 _THREAD_ALREADY_CREATED = 160004
 _STOP_GRACE_S = 5.0
+_SESSION_MARGIN = datetime.timedelta(seconds=30)
 _THREAD_NAME_LIMIT = 90
 
 DISCORD_CAPABILITIES = Capabilities(
@@ -169,7 +171,8 @@ class DiscordAdapter(Adapter):
         if positions is None or client is None or self._sink is None or not self._settings.catch_up_limit:
             return
         # Opened synchronously before any live message of this session begins, so none can pass the gap.
-        window = positions.open_window()
+        # History is read below the session's start; the margin covers clock skew (an overlap is deduped).
+        window = positions.open_window(discord.utils.time_snowflake(discord.utils.utcnow() + _SESSION_MARGIN))
         self._catch_up = asyncio.create_task(
             self._run_catch_up(self._catch_up, client, positions, window), name="discord-catch-up"
         )
@@ -215,7 +218,7 @@ class DiscordAdapter(Adapter):
         if current is not None:
             self._in_flight.add(current)
         if positions is not None:
-            positions.begin(message.channel.id, message.id)
+            positions.begin(message.channel.id, message.id, live=window is None)
         handed = refused = False
         try:
             if positions is not None and window is None:

@@ -41,7 +41,9 @@ async def catch_up(
             if not active():
                 return
             try:
-                complete = await _catch_up_channel(client, channel_id, start, limit, window, hand_off, active)
+                complete = await _catch_up_channel(
+                    client, positions, channel_id, start, limit, window, hand_off, active
+                )
             except (discord.NotFound, discord.Forbidden) as exc:
                 _LOG.warning(
                     "discord channel %s skipped by the catch-up: %s", channel_id, exc.text or exc.status
@@ -62,6 +64,7 @@ async def catch_up(
 
 async def _catch_up_channel(
     client: discord.Client,
+    positions: ChannelPositions,
     channel_id: int,
     start: int,
     limit: int,
@@ -81,7 +84,7 @@ async def _catch_up_channel(
             "discord channel %s has no messages to catch up (%s)", channel_id, type(channel).__name__
         )
         return True
-    newest = await _newest_after(channel, start, limit)
+    newest = await _newest_after(channel, start, limit, positions.history_bound(window, channel_id))
     if len(newest) > limit:
         _LOG.warning(
             "discord catch-up of channel %s hit catch_up_limit=%d; older missed messages are skipped",
@@ -96,10 +99,14 @@ async def _catch_up_channel(
     return True
 
 
-async def _newest_after(channel: discord.abc.Messageable, start: int, limit: int) -> list[discord.Message]:
-    """Up to ``limit + 1`` messages after ``start``, newest first (one more shows that some are skipped)."""
+async def _newest_after(
+    channel: discord.abc.Messageable, start: int, limit: int, before: int | None
+) -> list[discord.Message]:
+    """Up to ``limit + 1`` messages after ``start`` (and below ``before``), newest first; one more than
+    ``limit`` shows that some are skipped."""
     newest: list[discord.Message] = []
-    async for message in channel.history(limit=limit + 1):
+    below = discord.Object(id=before) if before is not None else None
+    async for message in channel.history(limit=limit + 1, before=below):
         if message.id <= start:
             break
         newest.append(message)

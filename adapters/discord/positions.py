@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -42,6 +43,9 @@ class CatchUpWindow:
 
     number: int
     starts: Mapping[int, int]
+    before: int | None = None
+    """Read history only below this message id (the session's start, with a margin): what came later
+    arrives live, and must neither take up ``catch_up_limit`` nor overtake older live messages."""
 
 
 @dataclass
@@ -53,7 +57,10 @@ class _Channel:
     failed: set[int] = field(default_factory=set)
     cursors: dict[int, int] = field(default_factory=dict)  # open catch-up window -> its cursor
     reading: set[int] = field(default_factory=set)  # the catch-up windows still reading this channel
-    read: asyncio.Event = field(default_factory=asyncio.Event)  # set while ``reading`` is empty
+    # Live hand-offs held back while ``reading``, in arrival order; released one by one, head first.
+    waiting: deque[asyncio.Future[None]] = field(default_factory=deque)
+    first_live: int | None = None  # the oldest live message that arrived while ``reading``
+    admitted: bool = False  # a held-back hand-off was let go and has not resumed yet
 
     def safe(self) -> int:
         """The highest position every message at or below which was handed over."""
@@ -86,13 +93,21 @@ class ChannelPositions:
         channel = self._channels.get(channel_id)
         return channel.written if channel is not None else None
 
-    def begin(self, channel_id: int, message_id: int) -> None:
+    def begin(self, channel_id: int, message_id: int, *, live: bool = True) -> None:
         """A hand-off of ``message_id`` starts; the checkpoint cannot pass it until it is finished."""
         channel = self._channels.get(channel_id)
         if channel is None:
             # A channel seen for the first time: nothing before this message was ours to hand over.
             channel = self._channels[channel_id] = _Channel(message_id - 1, False, done=message_id - 1)
         channel.busy.add(message_id)
+        if live and channel.reading:
+            channel.first_live = min(message_id, channel.first_live or message_id)
+
+    def history_bound(self, window: CatchUpWindow, channel_id: int) -> int | None:
+        """Read ``channel_id``'s history below this id: what arrived live is not the catch-up's to hand."""
+        channel = self._channels.get(channel_id)
+        bounds = [b for b in (window.before, channel.first_live if channel else None) if b is not None]
+        return min(bounds) if bounds else None
 
     async def finish(
         self, channel_id: int, message_id: int, handed: bool, window: CatchUpWindow | None = None
@@ -112,7 +127,7 @@ class ChannelPositions:
         channel.done = max(channel.done, message_id)
         await self._write(channel_id, channel)
 
-    def open_window(self) -> CatchUpWindow:
+    def open_window(self, before: int | None = None) -> CatchUpWindow:
         """A catch-up pass over every known channel; until it closes a channel, it holds its checkpoint."""
         number = next(self._windows)
         starts: dict[int, int] = {}
@@ -120,8 +135,8 @@ class ChannelPositions:
             starts[channel_id] = channel.written
             channel.cursors[number] = channel.written
             channel.reading.add(number)
-            channel.read.clear()
-        return CatchUpWindow(number, starts)
+            channel.first_live = None
+        return CatchUpWindow(number, starts, before)
 
     def release(self, window: CatchUpWindow, channel_id: int) -> None:
         """``window`` is done with ``channel_id`` (read, skipped or failed): live messages may go on."""
@@ -129,18 +144,42 @@ class ChannelPositions:
         if channel is None:
             return
         channel.reading.discard(window.number)
-        if not channel.reading:
-            channel.read.set()
+        self._admit_next(channel)
 
     def release_all(self, window: CatchUpWindow) -> None:
         for channel_id in window.starts:
             self.release(window, channel_id)
 
     async def caught_up(self, channel_id: int) -> None:
-        """Return once no catch-up window is still reading ``channel_id``'s history."""
+        """Return once no catch-up window is still reading ``channel_id``'s history and every live
+        hand-off of that channel that was held back before this one has gone on (first come, first
+        served: a newcomer never slips past earlier ones still being woken up)."""
         channel = self._channels.get(channel_id)
-        while channel is not None and channel.reading:
-            await channel.read.wait()
+        if channel is None or not (channel.reading or channel.waiting or channel.admitted):
+            return
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        channel.waiting.append(turn)
+        self._admit_next(channel)
+        try:
+            await turn
+        finally:
+            if turn in channel.waiting:
+                channel.waiting.remove(turn)  # cancelled while waiting
+            elif turn.done() and not turn.cancelled():
+                channel.admitted = False
+            self._admit_next(channel)
+
+    @staticmethod
+    def _admit_next(channel: _Channel) -> None:
+        """Let the head of the channel's held-back hand-offs go on, once nothing is being read."""
+        if channel.reading or channel.admitted:
+            return
+        while channel.waiting:
+            head = channel.waiting.popleft()
+            if not head.done():
+                head.set_result(None)
+                channel.admitted = True
+                return
 
     async def close_window(self, window: CatchUpWindow, channel_id: int) -> None:
         """``window`` read ``channel_id`` to its end; older windows' cursors there are superseded too."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Collection, Mapping
 
@@ -115,3 +116,33 @@ async def test_a_failed_checkpoint_write_is_logged_and_not_raised(caplog: pytest
     positions.begin(7, 11)
     await positions.finish(7, 11, True)
     assert store.stored[KEY] == 11
+
+
+async def test_live_hand_offs_held_back_by_a_catch_up_go_on_in_arrival_order() -> None:
+    positions = await _positions(MemoryCheckpoints({KEY: 10}))
+    window = positions.open_window()
+    order: list[int] = []
+
+    async def live(message_id: int) -> None:  # the adapter's hand-off, up to the sink
+        positions.begin(7, message_id)
+        await positions.caught_up(7)
+        order.append(message_id)
+
+    waiting = [asyncio.create_task(live(n)) for n in (11, 12)]
+    await asyncio.sleep(0)  # let both reach caught_up (one loop turn, not a wait for time)
+
+    async def catch_up_ends() -> None:
+        positions.release_all(window)
+
+    # The task of a newer message is created in the same loop turn as the release: it must queue up.
+    await asyncio.gather(asyncio.create_task(catch_up_ends()), asyncio.create_task(live(13)), *waiting)
+    assert order == [11, 12, 13]
+
+
+async def test_the_history_read_stops_below_the_first_live_message_of_the_window() -> None:
+    positions = await _positions(MemoryCheckpoints({KEY: 10}))
+    window = positions.open_window(before=1_000)
+    assert positions.history_bound(window, 7) == 1_000
+    positions.begin(7, 20)  # arrived live while the window still reads channel 7
+    positions.begin(7, 15, live=False)  # handed over by the catch-up itself: no bound
+    assert positions.history_bound(window, 7) == 20
