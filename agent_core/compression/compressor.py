@@ -204,7 +204,9 @@ class Compressor:
         messages = plan.messages(summary.body)
         prompt = await job.rebuild_prompt()
         child = NewSegment(system_prompt=prompt, model=segment.model, title=segment.title)
-        result = await self._state.compress(segment.id, child, messages)
+        # Messages stored while the summary was written (a /compress racing the chat) move along too.
+        read_up_to = max((record.id for record in records), default=0)
+        result = await self._state.compress(segment.id, child, messages, read_up_to=read_up_to)
         if isinstance(result, AlreadyCompressed):
             return self._outcome(
                 job,

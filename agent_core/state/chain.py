@@ -17,6 +17,10 @@ from .messages import PreparedMessage, insert_messages
 from .records import AlreadyCompressed, Compressed, CompressionResult, EndReason, NewSegment, SegmentRecord
 
 _MAX_DEPTH = 100_000
+_COPIED = (
+    "conversation_id, role, content, tool_calls, tool_call_id, tool_name, reasoning, author, "
+    "platform_message_id, api_content, created_at"
+)
 
 
 def compress(
@@ -25,8 +29,13 @@ def compress(
     spec: NewSegment,
     messages: Sequence[PreparedMessage],
     now: float,
+    read_up_to: int | None = None,
 ) -> CompressionResult:
-    """Switch ``parent_session_id`` to a new child segment; call inside one write transaction."""
+    """Switch ``parent_session_id`` to a new child segment; call inside one write transaction.
+
+    ``read_up_to`` is the newest parent message the compression plan saw: anything the parent gained
+    since (a message stored while the summary was written) is carried over after ``messages``, in order.
+    """
     parent = get_segment(conn, parent_session_id)
     if parent is None:
         raise UnknownSegmentError(parent_session_id)
@@ -49,12 +58,28 @@ def compress(
         now=now,
     )
     ids = insert_messages(conn, child_id, parent.conversation_id, messages)
+    if read_up_to is not None:
+        ids += _carry_over(conn, parent.id, child_id, read_up_to)
     conn.execute(
         "UPDATE conversations SET tip_session_id = ? WHERE id = ?", (child_id, parent.conversation_id)
     )
     child = get_segment(conn, child_id)
     assert child is not None
     return Compressed(parent.id, child, tuple(ids))
+
+
+def _carry_over(conn: sqlite3.Connection, parent_id: str, child_id: str, after_id: int) -> list[int]:
+    """Copy the parent's messages newer than ``after_id`` to the end of the child; their new ids."""
+    before = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
+    conn.execute(
+        f"""INSERT INTO messages (session_id, {_COPIED})
+            SELECT ?, {_COPIED} FROM messages WHERE session_id = ? AND id > ? ORDER BY id""",
+        (child_id, parent_id, after_id),
+    )
+    rows = conn.execute(
+        "SELECT id FROM messages WHERE session_id = ? AND id > ? ORDER BY id", (child_id, before)
+    )
+    return [int(row[0]) for row in rows]
 
 
 def conversation_id_of(conn: sqlite3.Connection, segment_or_conversation_id: str) -> str:

@@ -110,6 +110,22 @@ def insert_messages(
     return ids
 
 
+def _current_segment(conn: sqlite3.Connection, session_id: str) -> str:
+    """``session_id``, or the conversation's tip when a compression ended it while its writer was busy.
+
+    A turn appends to the segment it started on; if a /compress switched that segment meanwhile, what the
+    turn writes next belongs after the carried-over messages in the new tip, not in the archived parent.
+    """
+    row = conn.execute(
+        "SELECT s.end_reason, c.tip_session_id FROM sessions s "
+        "JOIN conversations c ON c.id = s.conversation_id WHERE s.id = ?",
+        (session_id,),
+    ).fetchone()
+    if row is None or row[0] != "compression":
+        return session_id
+    return str(row[1])
+
+
 class MessageAppender:
     """Inserts prepared messages, remembering which conversation each segment belongs to (immutable)."""
 
@@ -120,6 +136,7 @@ class MessageAppender:
     def append(
         self, conn: sqlite3.Connection, session_id: str, prepared: Sequence[PreparedMessage]
     ) -> list[int]:
+        session_id = _current_segment(conn, session_id)
         conversation_id = self._conversation_of.get(session_id)
         if conversation_id is None:
             conversation_id = conversation_of(conn, session_id)

@@ -131,13 +131,19 @@ class StateStore:
         return await self._read(lambda c: chain.lineage(c, segment_or_conversation_id))
 
     async def compress(
-        self, parent_session_id: str, child: NewSegment, messages: Sequence[NewMessage]
+        self,
+        parent_session_id: str,
+        child: NewSegment,
+        messages: Sequence[NewMessage],
+        *,
+        read_up_to: int | None = None,
     ) -> CompressionResult:
         """Atomically end ``parent_session_id`` and start its child with ``messages``; see chain.compress."""
         now = time.time()
         prepared = [prepare(m, now) for m in messages]
         return await self._workers.write(
-            lambda c: chain.compress(c, parent_session_id, child, prepared, now), notify_indexer=True
+            lambda c: chain.compress(c, parent_session_id, child, prepared, now, read_up_to),
+            notify_indexer=True,
         )
 
     async def freeze_system_prompt(self, segment_id: str, prompt: str) -> str:

@@ -46,6 +46,26 @@ async def test_compression_switch_ends_parent_starts_child_with_messages_and_mov
     assert moved is not None and moved.id == conversation.id and moved.tip_session_id == result.child.id
 
 
+async def test_what_a_writer_adds_around_a_switch_it_did_not_see_lands_in_the_tip_in_order(
+    tmp_path: Path,
+) -> None:
+    async with StateStore(tmp_path) as store:
+        conversation = await store.ensure_conversation("k", BOB)
+        root = conversation.tip_session_id
+        (seen,) = [await store.append_message(root, NewMessage("user", "old ask"))]
+        await store.append_message(root, NewMessage("user", "sent while summarising"))  # after the plan read
+        result = await store.compress(
+            root, NewSegment("v2"), [NewMessage("user", "[summary]")], read_up_to=seen
+        )
+        assert isinstance(result, Compressed)
+        # A turn that started on the parent keeps writing to it; its messages belong to the new tip.
+        await store.append_message(root, NewMessage("assistant", "late reply"))
+        tip = [m.content for m in await store.segment_messages(result.child.id)]
+        parent = [m.content for m in await store.segment_messages(root)]
+    assert tip == ["[summary]", "sent while summarising", "late reply"]
+    assert parent == ["old ask", "sent while summarising"]
+
+
 async def test_compressing_an_already_compressed_segment_is_refused_without_a_fork(tmp_path: Path) -> None:
     async with StateStore(tmp_path) as store:
         conversation = await store.ensure_conversation("k", BOB)
