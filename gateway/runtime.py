@@ -246,6 +246,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             providers = runtime.providers
             metrics.watch_provider(settings.memory.provider.name, lambda: not providers.health().degraded)
         gateway = build_gateway(runtime, count_inbound=metrics.count_inbound)
+        stack.push_async_callback(gateway.pipeline.drain)  # last out: slow commands finish or are cancelled
         web, api = WebChatAdapter("web"), WebChatAdapter("api")
         platforms = supervised(configured_adapters(settings), settings.adapters)
         adapters: dict[str, Adapter] = {"web": web, "api": api, **platforms}

@@ -6,7 +6,8 @@ Invariants: outside a DM only a message addressed to the bot (a mention, a reply
 chat, a thread it takes part in; the adapter says which) goes further, so group chatter never earns a
 notice or a turn; messages of one chat are processed one at a time in arrival order (``ChatOrder``), so
 they are stored and shown to the model in the order people wrote them (a slow command, such as
-``/compress``, runs after its chat's next messages may go on); a refused sender never reaches
+``/compress``, is recorded in order and then runs on its own, so neither its chat nor its adapter waits
+for it; ``drain`` lets it finish at shutdown); a refused sender never reaches
 the queue or a command; a notice or command reply is queued through the outbox under a key derived from
 the event id, so a platform retry never sends it twice; ``handle`` returns only once the message is
 durably recorded (or deliberately dropped), so the adapter may acknowledge the platform then.
@@ -14,9 +15,11 @@ durably recorded (or deliberately dropped), so the adapter may acknowledge the p
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from gateway.access import AccessControl, Admitted, RateLimiter
 from gateway.contracts import ChatKind, InboundMessage
@@ -31,6 +34,7 @@ from .session_rules import session_key_for
 from .settings import SessionSettings
 
 _LOG = logging.getLogger("mnemogate.inbound")
+_DRAIN_GRACE_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ class Stop:
 
     reason: str
     conversation_id: str | None = None
-    then: Callable[[], Awaitable[None]] | None = None
+    then: Callable[[], Coroutine[Any, Any, None]] | None = None
     """Work left for after the chat's turn in ``ChatOrder`` is released (a slow command)."""
 
 
@@ -78,6 +82,7 @@ class InboundPipeline:
         self._commands = commands
         self._sessions = sessions
         self._order = ChatOrder()
+        self._after: set[asyncio.Task[None]] = set()
         self.stages: Sequence[Stage] = (
             self._dedupe,
             self._ignore_bots,
@@ -95,8 +100,26 @@ class InboundPipeline:
         async with self._order.turn(message.chat):
             outcome = await self._process(message)
         if outcome.then is not None:
-            await outcome.then()
+            # Recorded already: the adapter may acknowledge now, the slow part finishes on its own.
+            task = asyncio.create_task(outcome.then(), name=f"after-{message.platform}:{message.event_id}")
+            self._after.add(task)
+            task.add_done_callback(self._after_done)
         return outcome
+
+    def _after_done(self, task: asyncio.Task[None]) -> None:
+        self._after.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            _LOG.error("a slow command failed", exc_info=task.exception())
+
+    async def drain(self, grace_s: float = _DRAIN_GRACE_S) -> None:
+        """Let slow commands still running finish (up to ``grace_s``), then cancel the rest."""
+        if not self._after:
+            return
+        _, late = await asyncio.wait(set(self._after), timeout=grace_s)
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late)
 
     async def _process(self, message: InboundMessage) -> Stop:
         context = InboundContext(message, session_key_for(message, self._sessions))
