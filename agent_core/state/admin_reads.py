@@ -145,15 +145,29 @@ def conversation_row(conn: sqlite3.Connection, conversation_id: str) -> Conversa
     return None if row is None else ConversationRow(*row)
 
 
+def _like_prefix(key_prefix: str) -> str:
+    """A LIKE pattern (``ESCAPE '\\'``) matching keys that start with ``key_prefix`` literally."""
+    return key_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 def live_conversation_with_prefix(conn: sqlite3.Connection, key_prefix: str) -> str | None:
     """The id of the newest live conversation whose session key starts with ``key_prefix``."""
-    escaped = key_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     row = conn.execute(
         """SELECT id FROM conversations WHERE ended_at IS NULL AND session_key LIKE ? ESCAPE '\\'
            ORDER BY created_at DESC LIMIT 1""",
-        (escaped + "%",),
+        (_like_prefix(key_prefix),),
     ).fetchone()
     return None if row is None else str(row[0])
+
+
+def last_ended_with_prefix(conn: sqlite3.Connection, key_prefix: str) -> float | None:
+    """When the newest ended conversation whose session key starts with ``key_prefix`` ended."""
+    row = conn.execute(
+        """SELECT max(ended_at) FROM conversations
+           WHERE ended_at IS NOT NULL AND session_key LIKE ? ESCAPE '\\'""",
+        (_like_prefix(key_prefix),),
+    ).fetchone()
+    return None if row is None or row[0] is None else float(row[0])
 
 
 def message_page(

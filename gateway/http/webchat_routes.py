@@ -21,7 +21,12 @@ from fastapi.responses import HTMLResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from agent_core.state import StateStore
-from agent_core.state.admin_reads import MessageRow, chat_transcript, live_conversation_with_prefix
+from agent_core.state.admin_reads import (
+    MessageRow,
+    chat_transcript,
+    last_ended_with_prefix,
+    live_conversation_with_prefix,
+)
 from agent_core.state.outbox import ChatNotice, chat_notices
 from gateway.contracts import AdapterError
 from gateway.delivery.addresses import chat_to_text
@@ -95,13 +100,14 @@ def webchat_router(adapter: WebChatAdapter, state: StateStore | None) -> APIRout
         prefix = key.rsplit(":", 2)[0] + ":"
         conversation_id = await state.run_read(lambda c: live_conversation_with_prefix(c, prefix))
         items: list[dict[str, object]] = []
-        since = 0.0
         if conversation_id is not None:
-            conversation = await state.get_conversation(conversation_id)
-            since = conversation.created_at if conversation is not None else 0.0
             tip = await state.resolve_tip(conversation_id)
+            since = tip.started_at  # what the window shows: the tip segment, and notices since it began
             rows = await state.run_read(lambda c: chat_transcript(c, tip.id))
             items.extend(_history_item(row) for row in rows)
+        else:  # ended (by /new elsewhere, an admin reset, expiry): only what came after it
+            ended = await state.run_read(lambda c: last_ended_with_prefix(c, prefix))
+            since = ended if ended is not None else 0.0
         chat = chat_to_text(adapter.chat_ref(chat_id))
         notices = await state.run_read(lambda c: chat_notices(c, chat, since=since))
         items.extend(_notice_item(notice) for notice in notices)

@@ -54,6 +54,7 @@ def test_browser_gets_the_offline_reply_and_admin_needs_the_token(home: Path) ->
 
 
 def test_command_replies_stay_in_the_web_chat_history_after_a_reload(home: Path) -> None:
+    (home / "config.yaml").write_text(f"http:\n  admin_token: {TOKEN}\n")
     with serving(home) as base_url, httpx.Client(base_url=base_url, timeout=30) as browser:
         cursor = browser.get("/api/chat/messages").json()["cursor"]
         browser.post("/api/chat/messages", json={"text": "first words", "client_message_id": "m1"})
@@ -69,6 +70,13 @@ def test_command_replies_stay_in_the_web_chat_history_after_a_reload(home: Path)
         browser.post("/api/chat/messages", json={"text": "/new", "client_message_id": "m3"})
         started = str(_reply(browser, cursor)[0]["text"])
         assert [m["text"] for m in browser.get("/api/chat/messages").json()["messages"]] == [started]
+        # An admin ends the conversation: the window starts empty, no old notices come back.
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        live = [
+            c for c in browser.get("/admin/conversations", headers=auth).json()["items"] if not c["ended_at"]
+        ]
+        browser.post(f"/admin/conversations/{live[0]['id']}/reset", headers=auth).raise_for_status()
+        assert browser.get("/api/chat/messages").json()["messages"] == []
 
 
 def test_refuses_a_public_address_without_an_admin_token(home: Path) -> None:
