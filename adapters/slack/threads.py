@@ -60,6 +60,7 @@ class ThreadMemory:
         self._checkpoints: Checkpoints | None = None
         self._recorded: dict[ThreadKey, float] = {}  # what the store was last told, per thread
         self._writes: set[asyncio.Task[None]] = set()
+        self._recording = True
 
     def use(self, checkpoints: Checkpoints) -> None:
         self._checkpoints = checkpoints
@@ -73,6 +74,7 @@ class ThreadMemory:
 
     async def load(self) -> int:
         """Bring back the recorded threads active within the window; how many are now known."""
+        self._recording = True
         if self._checkpoints is None:
             return len(self._active)
         try:
@@ -117,9 +119,13 @@ class ThreadMemory:
         at = float(second) if second is not None else self._clock()
         self._remember(thread, at)
         recorded = self._recorded.get(thread)
-        if self._checkpoints is None or (recorded is not None and at - recorded < _RECORD_EVERY_S):
+        if (
+            self._checkpoints is None
+            or not self._recording
+            or (recorded is not None and at - recorded < _RECORD_EVERY_S)
+        ):
             return
-        self._recorded[thread] = at
+        self._recorded[thread] = at  # no second write for this hour while this one runs
         write = asyncio.create_task(self._record(self._checkpoints, thread, int(at)))
         self._writes.add(write)
         write.add_done_callback(self._writes.discard)
@@ -130,11 +136,19 @@ class ThreadMemory:
         except Exception:
             # The adapter boundary: the message itself is already stored or sent; only the memory is lost.
             _LOG.warning("slack could not record thread %s", checkpoint_key(thread), exc_info=True)
+            if int(self._recorded.get(thread, -1)) == second:
+                del self._recorded[thread]  # the next activity in this thread tries again
 
     async def flush(self) -> None:
-        """Wait for the recordings still being written (the adapter's stop)."""
-        if self._writes:
-            await asyncio.wait(set(self._writes), timeout=_FLUSH_GRACE_S)
+        """Wait for the recordings still being written, then stop recording (the adapter's stop)."""
+        self._recording = False  # stopping: later joins are remembered in memory only, until ``load``
+        if not self._writes:
+            return
+        _, late = await asyncio.wait(set(self._writes), timeout=_FLUSH_GRACE_S)
+        for write in late:
+            write.cancel()
+        if late:
+            await asyncio.wait(late)
 
     def _remember(self, thread: ThreadKey, at: float) -> None:
         previous = self._active.get(thread)

@@ -153,3 +153,39 @@ async def test_the_memory_stays_bounded_and_ignores_other_checkpoint_keys() -> N
     assert parse_checkpoint_key(checkpoint_key(threads[0])) == threads[0]
     assert parse_checkpoint_key(checkpoint_key(("", "D1", "5.0"))) == ("", "D1", "5.0")
     assert parse_checkpoint_key("channel:7") is None
+
+
+class FlakyCheckpoints:
+    """Refuses the first write, then keeps what it is given."""
+
+    def __init__(self) -> None:
+        self.stored: dict[str, int] = {}
+        self.failures = 1
+
+    async def load(self) -> Mapping[str, int]:
+        return dict(self.stored)
+
+    async def advance(self, key: str, position: int) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise OSError("database is locked")
+        self.stored[key] = max(position, self.stored.get(key, position))
+
+    async def forget(self, keys: Collection[str]) -> None:
+        for key in keys:
+            self.stored.pop(key, None)
+
+
+async def test_a_thread_whose_record_failed_is_recorded_at_its_next_activity() -> None:
+    now = time.time()
+    store = FlakyCheckpoints()
+    memory = ThreadMemory(window_s=DAY_S, clock=lambda: now)
+    memory.use(store)
+    thread = ("T1", "C1", f"{int(now) - 60}.000100")
+    memory.join(thread, thread[2])
+    await memory.flush()
+    assert store.stored == {}  # the write failed; the thread is still known in memory
+    await memory.load()  # the adapter started again
+    memory.join(thread, f"{int(now) - 30}.000200")  # within the hour: tried again all the same
+    await memory.flush()
+    assert store.stored == {checkpoint_key(thread): int(now) - 30}
