@@ -61,6 +61,7 @@ class SupervisedAdapter(Adapter):
         self._restart_after_s = restart_after_s
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
+        self._inner_stop: asyncio.Future[None] | None = None
         self._failure = ""
         self._next_attempt_at: float | None = None
         self.restarts = 0
@@ -153,8 +154,11 @@ class SupervisedAdapter(Adapter):
         await self._stop_inner()  # release whatever the failed attempt opened
 
     async def _stop_inner(self) -> None:
+        # Shielded and remembered: if the gateway stops meanwhile, ``stop`` waits for this stop to finish
+        # instead of cutting it short (a second stop of a half-stopped adapter returns at once).
+        self._inner_stop = asyncio.ensure_future(self.inner.stop())
         try:
-            await self.inner.stop()
+            await asyncio.shield(self._inner_stop)
         except Exception:  # the adapter boundary: a failed stop must not end the supervision
             _LOG.warning("%s adapter did not stop cleanly", self.name, exc_info=True)
 
@@ -173,6 +177,8 @@ class SupervisedAdapter(Adapter):
                 break
             supervisor.cancel()
             await asyncio.wait({supervisor}, timeout=_CANCEL_WAIT_S)
+        if self._inner_stop is not None and not self._inner_stop.done():
+            await asyncio.wait({self._inner_stop})
         await self.inner.stop()
 
     def health(self) -> AdapterHealth:
