@@ -1,7 +1,7 @@
 """One ``mnemogate serve`` subprocess on a home, with platform credentials in its environment.
 
-Used by the adapters' end-to-end restart tests: start it, wait for ``/readyz``, stop it with SIGTERM or
-kill -9, and read its log when something fails.
+Used by the adapters' end-to-end tests: start it, wait for ``/readyz``, stop it with SIGTERM or kill -9,
+and read its log when something fails; ``serving`` is the start-to-SIGTERM span of one that is not restarted.
 """
 
 from __future__ import annotations
@@ -11,15 +11,19 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.e2e.gateway_process import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_S = 40.0
+# Every restart test is run for both ways a gateway goes down: a graceful stop and a crash.
+EACH_STOP_SIGNAL = pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
 _LEAKY = (
     "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN",
     "SLACK_SIGNING_SECRET", "DISCORD_BOT_TOKEN",
@@ -88,6 +92,17 @@ class ServeProcess:
 
     def output(self) -> str:
         return self.log.read_text() if self.log.exists() else ""
+
+
+@asynccontextmanager
+async def serving(home: Path, credentials: Mapping[str, str]) -> AsyncIterator[ServeProcess]:
+    """A started, ready ``ServeProcess`` on ``home``, stopped with SIGTERM however the block ends."""
+    gateway = ServeProcess(home, credentials)
+    await gateway.start()
+    try:
+        yield gateway
+    finally:
+        await gateway.stop(signal.SIGTERM)
 
 
 async def wait_until(condition: Callable[[], bool], what: str, describe: Callable[[], str]) -> None:

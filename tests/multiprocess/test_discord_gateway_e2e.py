@@ -12,7 +12,6 @@ answered once; messages sent back to back shown to the model in the order writte
 from __future__ import annotations
 
 import re
-import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -21,7 +20,14 @@ from pathlib import Path
 from agent_core.llm.fakes import FakeOpenAIServer, FakeReply, RecordedRequest
 from agent_core.llm.fakes.script import FakeHTTPResponse
 from tests.adapters.fakes.discord_server import Call, FakeDiscordServer, user_payload
-from tests.multiprocess.serve_process import ServeProcess, wait_until
+from tests.multiprocess.platform_config import (
+    allowlist,
+    discord_credentials,
+    discord_options,
+    openai_model,
+    write_config,
+)
+from tests.multiprocess.serve_process import ServeProcess, serving, wait_until
 
 ALICE = user_payload(5001, "alice")
 ALICE_DM = 610000000000005001
@@ -70,28 +76,6 @@ def _text_of(content: object) -> str:
     return str(content).split("<memory-context>")[0].strip()  # recall is appended after the user's text
 
 
-def _write_config(home: Path, fake: FakeDiscordServer, model: EchoModel, *, auto_thread: bool) -> None:
-    home.joinpath("config.yaml").write_text(
-        "adapters:\n"
-        "  discord:\n"
-        "    enabled: true\n"
-        f"    api_base_url: {fake.api_base}\n"
-        f"    gateway_url: {fake.gateway_url}\n"
-        "    guild_ready_timeout_s: 0.05\n"
-        "    connect_timeout_s: 10\n"
-        f"    auto_thread: {str(auto_thread).lower()}\n"
-        "access:\n"
-        "  discord:\n"
-        "    mode: allowlist\n"
-        f"    allow: {[ALICE['id'], *(user['id'] for user in BURSTS.values())]}\n"
-        "rate_limit:\n"
-        "  enabled: false\n"
-        "queue:\n"
-        "  drain_grace_s: 0.5\n"
-        f"model:\n  provider: openai\n  model: fake\n  base_url: {model.base_url}\n  max_attempts: 1\n"
-    )
-
-
 @dataclass
 class World:
     """The fake Discord, the model and one running gateway, with what the bot said where."""
@@ -133,15 +117,16 @@ class World:
 @asynccontextmanager
 async def running(tmp_path: Path, *, auto_thread: bool = False) -> AsyncIterator[World]:
     home = tmp_path / "home"
-    home.mkdir()
     async with FakeDiscordServer(announce_threads=True) as fake, EchoModel() as model:
-        _write_config(home, fake, model, auto_thread=auto_thread)
-        gateway = ServeProcess(home, {"DISCORD_BOT_TOKEN": fake.token})
-        await gateway.start()
-        try:
+        write_config(
+            home,
+            adapters={"discord": discord_options(fake, auto_thread=auto_thread)},
+            access={"discord": allowlist(ALICE["id"], *(user["id"] for user in BURSTS.values()))},
+            model=openai_model(model),
+            queue={"drain_grace_s": 0.5},
+        )
+        async with serving(home, discord_credentials(fake)) as gateway:
             yield World(fake, model, gateway)
-        finally:
-            await gateway.stop(signal.SIGTERM)
         assert fake.token not in gateway.output()
 
 

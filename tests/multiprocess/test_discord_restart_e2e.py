@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.adapters.fakes.discord_server import FakeDiscordServer, Json, user_payload
-from tests.multiprocess.serve_process import ServeProcess, wait_until
+from tests.multiprocess.platform_config import allowlist, discord_credentials, discord_options, write_config
+from tests.multiprocess.serve_process import EACH_STOP_SIGNAL, ServeProcess, serving, wait_until
 
 WORDS = ["before-0", "before-1", "racing-stop", "waiting-0", "waiting-1", "waiting-2", "last"]
 # One user (and so one DM channel, one conversation) per message: each gets exactly one reply.
@@ -24,28 +24,11 @@ DM_CHANNELS = {word: 610000000000000000 + n for n, word in enumerate(USERS)}
 
 
 def _write_config(home: Path, fake: FakeDiscordServer) -> None:
-    home.joinpath("config.yaml").write_text(
-        "adapters:\n"
-        "  discord:\n"
-        "    enabled: true\n"
-        f"    api_base_url: {fake.api_base}\n"
-        f"    gateway_url: {fake.gateway_url}\n"
-        "    guild_ready_timeout_s: 0.05\n"
-        "    connect_timeout_s: 10\n"
-        "access:\n"
-        "  discord:\n"
-        "    mode: allowlist\n"
-        f"    allow: {[user['id'] for user in USERS.values()]}\n"
-        "rate_limit:\n"
-        "  enabled: false\n"
-        "queue:\n"
-        "  drain_grace_s: 2\n"
+    write_config(
+        home,
+        adapters={"discord": discord_options(fake)},
+        access={"discord": allowlist(*(user["id"] for user in USERS.values()))},
     )
-
-
-class Gateway(ServeProcess):
-    def __init__(self, home: Path, token: str) -> None:
-        super().__init__(home, {"DISCORD_BOT_TOKEN": token})
 
 
 def _replies_to(fake: FakeDiscordServer, word: str) -> list[str]:
@@ -61,7 +44,9 @@ def _answers(fake: FakeDiscordServer, word: str) -> int:
     return sum(1 for text in _replies_to(fake, word) if word in text)
 
 
-async def _wait(condition: Callable[[], bool], what: str, gateway: Gateway, fake: FakeDiscordServer) -> None:
+async def _wait(
+    condition: Callable[[], bool], what: str, gateway: ServeProcess, fake: FakeDiscordServer
+) -> None:
     def describe() -> str:
         sent = [(call.channel_id, call.body.get("content")) for call in fake.calls_to("create_message")]
         return f"{gateway.output()}\n{sent}"
@@ -75,12 +60,9 @@ def _said(fake: FakeDiscordServer, word: str, text: str | None = None) -> Json:
 
 async def test_a_dm_is_answered_once_even_when_discord_delivers_it_twice(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    home.mkdir()
     async with FakeDiscordServer() as fake:
         _write_config(home, fake)
-        gateway = Gateway(home, fake.token)
-        await gateway.start()
-        try:
+        async with serving(home, discord_credentials(fake)) as gateway:
             said = _said(fake, "hello")
             await fake.post(said)
             await _wait(lambda: _answers(fake, "hello") == 1, "the reply", gateway, fake)
@@ -94,18 +76,18 @@ async def test_a_dm_is_answered_once_even_when_discord_delivers_it_twice(tmp_pat
                 metrics = (await client.get("/metrics")).text
             assert checks["adapter:discord"].startswith("ok")
             assert 'mnemogate_adapter_connected{platform="discord"} 1.0' in metrics
-        finally:
-            await gateway.stop(signal.SIGTERM)
         assert fake.token not in gateway.output()
 
 
-async def _restart_with_messages_waiting(tmp_path: Path, sig: signal.Signals) -> None:
+@EACH_STOP_SIGNAL
+async def test_a_restart_with_messages_waiting_loses_none_and_answers_none_twice(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
     home = tmp_path / "home"
-    home.mkdir()
     waiting = [f"waiting-{n}" for n in range(3)]
     async with FakeDiscordServer() as fake:
         _write_config(home, fake)
-        gateway = Gateway(home, fake.token)
+        gateway = ServeProcess(home, discord_credentials(fake))
         await gateway.start()
         try:
             # Discord only lets a bot read channels it knows: these users talked to it before.
@@ -124,7 +106,7 @@ async def _restart_with_messages_waiting(tmp_path: Path, sig: signal.Signals) ->
             await gateway.stop(sig)
             for word in waiting:
                 await fake.post(_said(fake, word), deliver=False)  # the bot is offline: never dispatched
-            gateway = Gateway(home, fake.token)
+            gateway = ServeProcess(home, discord_credentials(fake))
             await gateway.start()
             words = ["before-0", "before-1", "racing-stop", *waiting]
             await _wait(lambda: all(_answers(fake, w) >= 1 for w in words), "every reply", gateway, fake)
@@ -135,10 +117,3 @@ async def _restart_with_messages_waiting(tmp_path: Path, sig: signal.Signals) ->
             assert all(len(_replies_to(fake, w)) == 2 for w in greeted)  # the greeting and the word
         finally:
             await gateway.stop(signal.SIGTERM)
-
-
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
-async def test_a_restart_with_messages_waiting_loses_none_and_answers_none_twice(
-    tmp_path: Path, sig: signal.Signals
-) -> None:
-    await _restart_with_messages_waiting(tmp_path, sig)

@@ -13,24 +13,26 @@ reply arrives as ordered chunks within Slack's per-message limit with balanced c
 from __future__ import annotations
 
 import asyncio
-import json
 import re
-import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from adapters.slack.render import SLACK_CHUNK_LIMIT
 from agent_core.llm.fakes import FakeHTTPResponse, FakeOpenAIServer, FakeReply, RecordedRequest
-from tests.adapters.fakes.slack_server import ApiCall, FakeSlackServer, sign, slack_mrkdwn_text
-from tests.multiprocess.serve_process import ServeProcess, wait_until
+from tests.adapters.fakes.slack_server import ApiCall, FakeSlackServer, slack_mrkdwn_text
+from tests.multiprocess.platform_config import (
+    allowlist,
+    openai_model,
+    slack_credentials,
+    slack_options,
+    write_config,
+)
+from tests.multiprocess.serve_process import ServeProcess, serving, wait_until
+from tests.multiprocess.slack_world import SECRET, dm_channel, post_event
 
-SECRET = "e2e-slack-signing-secret"
-EVENTS_PATH = "/webhooks/slack/events"
 ALICE, BOB = "UALICE", "UBOB"
 GENERAL = "C0GENERAL"
 LONG_TRIGGER = "long-reply"
@@ -67,23 +69,6 @@ class EchoModel(FakeOpenAIServer):
         return _long_answer() if LONG_TRIGGER in text else f"echo: {text}"
 
 
-def _write_config(home: Path, fake: FakeSlackServer, model: FakeOpenAIServer) -> None:
-    home.joinpath("config.yaml").write_text(
-        "adapters:\n"
-        "  slack:\n"
-        "    enabled: true\n"
-        f"    api_base_url: {fake.api_base_url}\n"
-        "    request_timeout_s: 5\n"
-        "access:\n"
-        "  slack:\n"
-        "    mode: allowlist\n"
-        f"    allow: {[ALICE, BOB]}\n"
-        "rate_limit:\n"
-        "  enabled: false\n"
-        f"model:\n  provider: openai\n  model: fake\n  base_url: {model.base_url}\n  max_attempts: 1\n"
-    )
-
-
 @dataclass
 class World:
     """One running gateway, the fake Slack it talks to, and the model behind it."""
@@ -94,12 +79,7 @@ class World:
 
     async def deliver(self, body: dict[str, Any], *, retry: int = 0) -> None:
         """POST ``body`` signed like Slack (``retry`` > 0: Slack's re-delivery); require a 2xx."""
-        raw = json.dumps(body).encode()  # the exact bytes signed are the bytes sent
-        headers = sign(SECRET, raw)
-        if retry:
-            headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
-        async with httpx.AsyncClient(base_url=self.gateway.base_url, timeout=5) as client:
-            answer = await client.post(EVENTS_PATH, content=raw, headers=headers)
+        answer = await post_event(self.gateway, body, retry=retry, reason="http_timeout")
         assert answer.is_success, f"{answer.status_code} {answer.text}\n{self.gateway.output()}"
 
     async def say(self, event: dict[str, Any]) -> dict[str, Any]:
@@ -139,20 +119,16 @@ class World:
 @asynccontextmanager
 async def _world(tmp_path: Path) -> AsyncIterator[World]:
     home = tmp_path / "home"
-    home.mkdir()
     async with FakeSlackServer() as fake, EchoModel() as model:
-        _write_config(home, fake, model)
-        gateway = ServeProcess(home, {"SLACK_BOT_TOKEN": fake.bot_token, "SLACK_SIGNING_SECRET": SECRET})
-        await gateway.start()
-        try:
+        write_config(
+            home,
+            adapters={"slack": slack_options(fake)},
+            access={"slack": allowlist(ALICE, BOB)},
+            model=openai_model(model),
+        )
+        async with serving(home, slack_credentials(fake, SECRET)) as gateway:
             yield World(gateway, fake, model)
-        finally:
-            await gateway.stop(signal.SIGTERM)
         assert SECRET not in gateway.output() and fake.bot_token not in gateway.output()
-
-
-def _dm(user: str) -> str:
-    return "D" + user[1:]
 
 
 async def test_dms_channels_and_threads_are_answered_where_the_user_expects_and_only_when_addressed(
@@ -161,13 +137,13 @@ async def test_dms_channels_and_threads_are_answered_where_the_user_expects_and_
     async with _world(tmp_path) as world:
         fake = world.fake
         # A DM: one reply, in the DM, echoing the text.
-        dm = await world.say(fake.message(_dm(ALICE), ALICE, "dm-hello"))
+        dm = await world.say(fake.message(dm_channel(ALICE), ALICE, "dm-hello"))
         reply = await world.reply_to("dm-hello")
-        assert reply["channel"] == _dm(ALICE) and not reply.get("thread_ts")
+        assert reply["channel"] == dm_channel(ALICE) and not reply.get("thread_ts")
 
         # Slack re-delivers an event it thinks went unanswered, even twice at once: still one reply.
         await asyncio.gather(world.deliver(dm, retry=1), world.deliver(dm, retry=2))
-        await world.say(fake.message(_dm(ALICE), ALICE, "dm-after-duplicate"))
+        await world.say(fake.message(dm_channel(ALICE), ALICE, "dm-after-duplicate"))
         await world.reply_to("dm-after-duplicate")
         assert len(world.replies("dm-hello")) == 1
 
@@ -208,12 +184,12 @@ async def test_a_long_reply_is_chunked_with_fences_intact_and_a_429_delays_a_rep
     async with _world(tmp_path) as world:
         fake = world.fake
         # The long answer: several messages, each within Slack's limit, in order, each a complete mrkdwn.
-        await world.say(fake.message(_dm(ALICE), ALICE, f"please give me a {LONG_TRIGGER}"))
+        await world.say(fake.message(dm_channel(ALICE), ALICE, f"please give me a {LONG_TRIGGER}"))
         await world.wait(lambda: len(world.replies(f"{LONG_TRIGGER} done")) == 1, "the end of the long reply")
         chunks = [str(post.params["text"]) for post in world.posts()]
         assert len(chunks) >= 3 and sum(map(len, chunks)) >= 10_000
         assert all(len(chunk) <= SLACK_CHUNK_LIMIT for chunk in chunks), [len(c) for c in chunks]
-        assert all(post.params["channel"] == _dm(ALICE) for post in world.posts())
+        assert all(post.params["channel"] == dm_channel(ALICE) for post in world.posts())
         assert all(len(_FENCE.findall(chunk)) % 2 == 0 for chunk in chunks)
         code_chunks = [chunk for chunk in chunks if "value_" in chunk]
         assert len(code_chunks) >= 2, "the code block is longer than one message"
@@ -224,13 +200,13 @@ async def test_a_long_reply_is_chunked_with_fences_intact_and_a_429_delays_a_rep
 
         # Slack answers the reply's first post with 429 + Retry-After: the reply comes once, after the wait.
         fake.fail_next("chat.postMessage", "ratelimited", status=429, retry_after=RETRY_AFTER_S)
-        await world.say(fake.message(_dm(BOB), BOB, "rate-limited-hello"))
+        await world.say(fake.message(dm_channel(BOB), BOB, "rate-limited-hello"))
         reply = await world.reply_to("rate-limited-hello")
-        assert reply["channel"] == _dm(BOB)
+        assert reply["channel"] == dm_channel(BOB)
         (limited,) = fake.rejected
         (sent,) = [post for post in world.posts() if "rate-limited-hello" in str(post.params["text"])]
         assert "rate-limited-hello" in str(limited.params["text"])
         assert sent.at - limited.at >= RETRY_AFTER_S, sent.at - limited.at
-        await world.say(fake.message(_dm(BOB), BOB, "after-the-limit"))
+        await world.say(fake.message(dm_channel(BOB), BOB, "after-the-limit"))
         await world.reply_to("after-the-limit")
         assert len(world.replies("rate-limited-hello")) == 1

@@ -9,7 +9,6 @@ one of them after its restart, none twice, and still follows the threads it took
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sqlite3
 from collections.abc import Callable
@@ -17,14 +16,19 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from agent_core.llm.fakes import FakeOpenAIServer, FakeReply
-from tests.adapters.fakes.slack_server import FakeSlackServer, sign
-from tests.multiprocess.serve_process import ServeProcess, wait_until
+from tests.adapters.fakes.slack_server import FakeSlackServer
+from tests.multiprocess.platform_config import (
+    allowlist,
+    openai_model,
+    slack_credentials,
+    slack_options,
+    write_config,
+)
+from tests.multiprocess.serve_process import EACH_STOP_SIGNAL, ServeProcess, serving, wait_until
+from tests.multiprocess.slack_world import SECRET, dm_channel, post_event
 
-SECRET = "e2e-slack-signing-secret"
-EVENTS_PATH = "/webhooks/slack/events"
 ALICE = "UALICE"
 GENERAL = "C0GENERAL"
 # One user (and DM channel) per message in the restart tests: each is its own conversation, so each gets
@@ -37,39 +41,14 @@ ANSWER = FakeReply(text="the answer")
 THINKING = FakeReply(text="too late", delay_s=30)
 
 
-def _dm(user: str) -> str:
-    return "D" + user[1:]
-
-
 def _write_config(home: Path, fake: FakeSlackServer, model: FakeOpenAIServer | None = None) -> None:
-    users = [ALICE, *USERS.values()]
-    config = (
-        "adapters:\n"
-        "  slack:\n"
-        "    enabled: true\n"
-        f"    api_base_url: {fake.api_base_url}\n"
-        "    request_timeout_s: 5\n"
-        "access:\n"
-        "  slack:\n"
-        "    mode: allowlist\n"
-        f"    allow: {users}\n"
-        "rate_limit:\n"
-        "  enabled: false\n"
-        "queue:\n"
-        f"  concurrency: {CONCURRENCY}\n"
-        "  drain_grace_s: 0.5\n"
-        "  lease_s: 2\n"
+    write_config(
+        home,
+        adapters={"slack": slack_options(fake)},
+        access={"slack": allowlist(ALICE, *USERS.values())},
+        model=None if model is None else openai_model(model),  # one that can be told to think for long
+        queue={"concurrency": CONCURRENCY, "drain_grace_s": 0.5, "lease_s": 2},
     )
-    if model is not None:  # a model that can be told to think for a long time
-        config += (
-            f"model:\n  provider: openai\n  model: fake\n  base_url: {model.base_url}\n  max_attempts: 1\n"
-        )
-    home.joinpath("config.yaml").write_text(config)
-
-
-class Gateway(ServeProcess):
-    def __init__(self, home: Path, fake: FakeSlackServer) -> None:
-        super().__init__(home, {"SLACK_BOT_TOKEN": fake.bot_token, "SLACK_SIGNING_SECRET": SECRET})
 
 
 class Slack:
@@ -81,17 +60,12 @@ class Slack:
         self.unacked: dict[str, dict[str, Any]] = {}
         self.answers: list[str] = []  # what each attempt got, for failure reports
 
-    async def deliver(self, gateway: Gateway, body: dict[str, Any]) -> bool:
+    async def deliver(self, gateway: ServeProcess, body: dict[str, Any]) -> bool:
         event_id = str(body["event_id"])
-        raw = json.dumps(body).encode()  # the exact bytes signed are the bytes sent
-        headers = sign(SECRET, raw)
         retry = self.attempts.get(event_id, 0)
         self.attempts[event_id] = retry + 1
-        if retry:
-            headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_error"}
         try:
-            async with httpx.AsyncClient(base_url=gateway.base_url, timeout=5) as client:
-                answer = await client.post(EVENTS_PATH, content=raw, headers=headers)
+            answer = await post_event(gateway, body, retry=retry, reason="http_error")
         except httpx.HTTPError as exc:  # connection refused or reset while the gateway is down or stopping
             acked = False
             self.answers.append(f"{event_id}: {type(exc).__name__}")
@@ -104,20 +78,20 @@ class Slack:
             self.unacked[event_id] = body
         return acked
 
-    async def ack(self, gateway: Gateway, body: dict[str, Any]) -> None:
+    async def ack(self, gateway: ServeProcess, body: dict[str, Any]) -> None:
         """Deliver ``body`` and require the gateway's 2xx."""
         if not await self.deliver(gateway, body):
             raise AssertionError(f"not acked: {self.answers[-1]}\n{gateway.output()}")
 
-    async def redeliver(self, gateway: Gateway) -> None:
+    async def redeliver(self, gateway: ServeProcess) -> None:
         for body in list(self.unacked.values()):
             await self.deliver(gateway, body)
 
     def dm(self, word: str) -> dict[str, Any]:
         user = USERS.get(word, ALICE)
-        return self.fake.event_body(self.fake.message(_dm(user), user, word))
+        return self.fake.event_body(self.fake.message(dm_channel(user), user, word))
 
-    async def say(self, gateway: Gateway, word: str) -> bool:
+    async def say(self, gateway: ServeProcess, word: str) -> bool:
         return await self.deliver(gateway, self.dm(word))
 
 
@@ -130,26 +104,26 @@ def _replies(fake: FakeSlackServer, word: str) -> int:
 
 
 def _replies_to(fake: FakeSlackServer, word: str) -> int:
-    return sum(1 for post in _posts(fake) if post.get("channel") == _dm(USERS[word]))
+    return sum(1 for post in _posts(fake) if post.get("channel") == dm_channel(USERS[word]))
 
 
-async def _wait(condition: Callable[[], bool], what: str, gateway: Gateway, fake: FakeSlackServer) -> None:
+async def _wait(
+    condition: Callable[[], bool], what: str, gateway: ServeProcess, fake: FakeSlackServer
+) -> None:
     await wait_until(condition, what, lambda: f"{gateway.output()}\n{_posts(fake)}")
 
 
 async def test_a_dm_is_answered_once_even_when_slack_delivers_it_twice(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    home.mkdir()
     async with FakeSlackServer() as fake:
         _write_config(home, fake)
-        gateway, slack = Gateway(home, fake), Slack(fake)
-        await gateway.start()
-        try:
-            body = fake.event_body(fake.message(_dm(ALICE), ALICE, "hello-gateway"))
+        slack = Slack(fake)
+        async with serving(home, slack_credentials(fake, SECRET)) as gateway:
+            body = fake.event_body(fake.message(dm_channel(ALICE), ALICE, "hello-gateway"))
             await slack.ack(gateway, body)
             await _wait(lambda: _replies(fake, "hello-gateway") == 1, "the reply", gateway, fake)
             (post,) = _posts(fake)
-            assert post["channel"] == _dm(ALICE) and "thread_ts" not in post
+            assert post["channel"] == dm_channel(ALICE) and "thread_ts" not in post
             assert "[offline model]" in str(post["text"])
             # Slack re-delivers an event it believes unanswered in time; the gateway answers it once.
             await slack.ack(gateway, body)
@@ -159,8 +133,6 @@ async def test_a_dm_is_answered_once_even_when_slack_delivers_it_twice(tmp_path:
             async with httpx.AsyncClient(base_url=gateway.base_url) as client:
                 checks = (await client.get("/readyz")).json()["checks"]
             assert checks["adapter:slack"].startswith("ok (http as mnemo in Fake team; last inbound")
-        finally:
-            await gateway.stop(signal.SIGTERM)
         assert SECRET not in gateway.output() and fake.bot_token not in gateway.output()
 
 
@@ -176,12 +148,14 @@ def _thread_checkpoints(home: Path) -> dict[str, int]:
         return {str(key): int(position) for key, position in rows if str(key).startswith("thread:")}
 
 
-async def _restart_with_messages_waiting(tmp_path: Path, sig: signal.Signals) -> None:
+@EACH_STOP_SIGNAL
+async def test_a_restart_with_messages_waiting_loses_none_and_answers_none_twice(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
     home = tmp_path / "home"
-    home.mkdir()
     async with FakeSlackServer() as fake, FakeOpenAIServer(default=ANSWER) as model:
         _write_config(home, fake, model)
-        gateway, slack = Gateway(home, fake), Slack(fake)
+        gateway, slack = ServeProcess(home, slack_credentials(fake, SECRET)), Slack(fake)
         await gateway.start()
         try:
             mention = fake.mention(GENERAL, USERS["thread"], "start a thread")
@@ -208,7 +182,7 @@ async def _restart_with_messages_waiting(tmp_path: Path, sig: signal.Signals) ->
             model.default = ANSWER
             for word in ("down-0", "down-1"):  # connection refused while the gateway is down
                 assert not await slack.say(gateway, word)
-            gateway = Gateway(home, fake)
+            gateway = ServeProcess(home, slack_credentials(fake, SECRET))
             await gateway.start()
             await slack.redeliver(gateway)  # Slack's retries of everything that got no 2xx
             assert not slack.unacked, slack.answers
@@ -224,10 +198,3 @@ async def _restart_with_messages_waiting(tmp_path: Path, sig: signal.Signals) ->
         finally:
             await gateway.stop(signal.SIGTERM)
         assert f"thread:{fake.team_id}:{GENERAL}:{mention['ts']}" in _thread_checkpoints(home)
-
-
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
-async def test_a_restart_with_messages_waiting_loses_none_and_answers_none_twice(
-    tmp_path: Path, sig: signal.Signals
-) -> None:
-    await _restart_with_messages_waiting(tmp_path, sig)

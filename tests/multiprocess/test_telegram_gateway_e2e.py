@@ -10,7 +10,6 @@ in chunks, and flood control (429 with ``retry_after``).
 from __future__ import annotations
 
 import re
-import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,7 +26,14 @@ from tests.adapters.fakes.telegram_server import (
     tg_user,
     utf16_len,
 )
-from tests.multiprocess.serve_process import ServeProcess, wait_until
+from tests.multiprocess.platform_config import (
+    allowlist,
+    openai_model,
+    telegram_credentials,
+    telegram_options,
+    write_config,
+)
+from tests.multiprocess.serve_process import ServeProcess, serving, wait_until
 
 Json = dict[str, Any]
 ALICE = tg_user(4242, "Alice")
@@ -75,28 +81,6 @@ class EchoModel(FakeOpenAIServer):
         return super().render(request, FakeReply(text=text), serial)
 
 
-def _write_config(home: Path, fake: FakeTelegramServer, model: EchoModel) -> None:
-    home.joinpath("config.yaml").write_text(
-        "adapters:\n"
-        "  telegram:\n"
-        "    enabled: true\n"
-        "    start_retry_initial_s: 0.1\n"
-        f"    api_base_url: {fake.api_base_url}\n"
-        f"    file_base_url: {fake.file_base_url}\n"
-        "    poll_timeout_s: 1\n"
-        "    request_timeout_s: 5\n"
-        "access:\n"
-        "  telegram:\n"
-        "    mode: allowlist\n"
-        f"    allow: ['{ALICE['id']}']\n"
-        "rate_limit:\n"
-        "  enabled: false\n"
-        "queue:\n"
-        "  drain_grace_s: 1\n"
-        f"model:\n  provider: openai\n  model: fake\n  base_url: {model.base_url}\n  max_attempts: 1\n"
-    )
-
-
 class Telegram:
     """The test's view of the fake Telegram: push what users say, read what the bot showed them."""
 
@@ -134,15 +118,16 @@ class Telegram:
 @asynccontextmanager
 async def _telegram_through_serve(tmp_path: Path) -> AsyncIterator[Telegram]:
     home = tmp_path / "home"
-    home.mkdir()
     async with FakeTelegramServer() as fake, EchoModel() as model:
-        _write_config(home, fake, model)
-        gateway = ServeProcess(home, {"TELEGRAM_BOT_TOKEN": fake.token})
-        await gateway.start()
-        try:
+        write_config(
+            home,
+            adapters={"telegram": telegram_options(fake)},
+            access={"telegram": allowlist(ALICE["id"])},
+            model=openai_model(model),
+            queue={"drain_grace_s": 1},
+        )
+        async with serving(home, telegram_credentials(fake)) as gateway:
             yield Telegram(fake, gateway)
-        finally:
-            await gateway.stop(signal.SIGTERM)
         assert fake.token not in gateway.output()
 
 

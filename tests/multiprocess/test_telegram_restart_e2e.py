@@ -11,11 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.adapters.fakes.telegram_server import FakeTelegramServer, private_chat, tg_user
 from tests.e2e.gateway_process import free_port
-from tests.multiprocess.serve_process import ServeProcess, wait_until
+from tests.multiprocess.platform_config import allowlist, telegram_credentials, telegram_options, write_config
+from tests.multiprocess.serve_process import EACH_STOP_SIGNAL, ServeProcess, serving, wait_until
 
 ALICE = tg_user(4242, "Alice")
 # One user per message in the restart tests: each is its own conversation, so each gets exactly one reply
@@ -25,34 +25,13 @@ USERS = {word: tg_user(5000 + n, f"User{n}") for n, word in enumerate(
 )}  # fmt: skip
 
 
-def _write_config(
-    home: Path, fake: FakeTelegramServer, *, streaming: bool = False, start_retry_max_s: float = 60
-) -> None:
-    home.joinpath("config.yaml").write_text(
-        "adapters:\n"
-        "  telegram:\n"
-        "    enabled: true\n"
-        "    start_retry_initial_s: 0.1\n"
-        f"    start_retry_max_s: {start_retry_max_s}\n"
-        f"    streaming: {str(streaming).lower()}\n"
-        f"    api_base_url: {fake.api_base_url}\n"
-        f"    file_base_url: {fake.file_base_url}\n"
-        "    poll_timeout_s: 1\n"
-        "    request_timeout_s: 5\n"
-        "access:\n"
-        "  telegram:\n"
-        "    mode: allowlist\n"
-        f"    allow: {[str(user['id']) for user in (ALICE, *USERS.values())]}\n"
-        "rate_limit:\n"
-        "  enabled: false\n"
-        "queue:\n"
-        "  drain_grace_s: 2\n"
+def _write_config(home: Path, fake: FakeTelegramServer, **options: object) -> None:
+    users = [ALICE, *USERS.values()]
+    write_config(
+        home,
+        adapters={"telegram": telegram_options(fake, **options)},
+        access={"telegram": allowlist(*(user["id"] for user in users))},
     )
-
-
-class Gateway(ServeProcess):
-    def __init__(self, home: Path, token: str) -> None:
-        super().__init__(home, {"TELEGRAM_BOT_TOKEN": token})
 
 
 def _replies(fake: FakeTelegramServer, word: str) -> int:
@@ -73,7 +52,9 @@ def _sent(fake: FakeTelegramServer) -> list[tuple[object, object]]:
     return [(call.params.get("chat_id"), call.params.get("text")) for call in fake.calls_of("sendMessage")]
 
 
-async def _wait(condition: Callable[[], bool], what: str, gateway: Gateway, fake: FakeTelegramServer) -> None:
+async def _wait(
+    condition: Callable[[], bool], what: str, gateway: ServeProcess, fake: FakeTelegramServer
+) -> None:
     await wait_until(condition, what, lambda: f"{gateway.output()}\n{_sent(fake)}")
 
 
@@ -86,12 +67,9 @@ async def _say(fake: FakeTelegramServer, text: str) -> dict[str, object]:
 
 async def test_a_dm_is_answered_once_even_when_telegram_delivers_it_twice(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    home.mkdir()
     async with FakeTelegramServer() as fake:
         _write_config(home, fake)
-        gateway = Gateway(home, fake.token)
-        await gateway.start()
-        try:
+        async with serving(home, telegram_credentials(fake)) as gateway:
             update = await _say(fake, "hello-gateway")
             await _wait(lambda: _replies(fake, "hello-gateway") == 1, "the reply", gateway, fake)
             (call,) = fake.calls_of("sendMessage")
@@ -111,19 +89,14 @@ async def test_a_dm_is_answered_once_even_when_telegram_delivers_it_twice(tmp_pa
             assert checks["adapter:telegram"].startswith("ok (polling as @mnemo_bot; last inbound")
             assert 'mnemogate_adapter_connected{platform="telegram"} 1.0' in metrics
             assert 'mnemogate_adapter_last_send_timestamp_seconds{platform="telegram"}' in metrics
-        finally:
-            await gateway.stop(signal.SIGTERM)
         assert fake.token not in gateway.output()
 
 
 async def test_a_streamed_reply_reaches_telegram_as_one_message_with_the_final_text(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    home.mkdir()
     async with FakeTelegramServer() as fake:
         _write_config(home, fake, streaming=True)
-        gateway = Gateway(home, fake.token)
-        await gateway.start()
-        try:
+        async with serving(home, telegram_credentials(fake)) as gateway:
             await _say(fake, "stream-me")
             await _wait(lambda: _shown(fake, "stream-me"), "the streamed reply", gateway, fake)
             await _say(fake, "and-again")  # the next turn starts only after the first was delivered
@@ -133,16 +106,16 @@ async def test_a_streamed_reply_reaches_telegram_as_one_message_with_the_final_t
             edits = fake.calls_of("editMessageText")
             assert edits and "[offline model]" in str(edits[-1].params["text"])
             assert len({call.params["message_id"] for call in edits}) <= 2  # only the two sent messages
-        finally:
-            await gateway.stop(signal.SIGTERM)
 
 
-async def _restart_with_messages_waiting(tmp_path: Path, sig: signal.Signals) -> None:
+@EACH_STOP_SIGNAL
+async def test_a_restart_with_messages_waiting_loses_none_and_answers_none_twice(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
     home = tmp_path / "home"
-    home.mkdir()
     async with FakeTelegramServer() as fake:
         _write_config(home, fake)
-        gateway = Gateway(home, fake.token)
+        gateway = ServeProcess(home, telegram_credentials(fake))
         await gateway.start()
         try:
             await _say(fake, "before-0")
@@ -153,7 +126,7 @@ async def _restart_with_messages_waiting(tmp_path: Path, sig: signal.Signals) ->
             waiting = [f"waiting-{n}" for n in range(3)]
             for word in waiting:
                 await _say(fake, word)
-            gateway = Gateway(home, fake.token)
+            gateway = ServeProcess(home, telegram_credentials(fake))
             await gateway.start()
             words = ["before-0", "before-1", "racing-stop", *waiting]
             await _wait(lambda: all(_replies_to(fake, w) >= 1 for w in words), "every reply", gateway, fake)
@@ -166,19 +139,11 @@ async def _restart_with_messages_waiting(tmp_path: Path, sig: signal.Signals) ->
             await gateway.stop(signal.SIGTERM)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
-async def test_a_restart_with_messages_waiting_loses_none_and_answers_none_twice(
-    tmp_path: Path, sig: signal.Signals
-) -> None:
-    await _restart_with_messages_waiting(tmp_path, sig)
-
-
 async def test_a_gateway_started_while_telegram_is_away_connects_once_it_is_back(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    home.mkdir()
     later = FakeTelegramServer(port=free_port())
     _write_config(home, later, start_retry_max_s=0.5)
-    gateway = Gateway(home, later.token)
+    gateway = ServeProcess(home, telegram_credentials(later))
     await gateway.start(wait_ready=False)
     try:
         waiting = (await gateway.wait_readiness(503)).json()
