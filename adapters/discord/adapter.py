@@ -221,6 +221,8 @@ class DiscordAdapter(Adapter):
             positions.begin(message.channel.id, message.id, live=window is None)
         handed = refused = False
         try:
+            if positions is not None:
+                await positions.enroll(message.channel.id)
             if positions is not None and window is None:
                 await positions.caught_up(message.channel.id)
             sink = self._sink  # None once stop began while this message waited

@@ -61,6 +61,7 @@ class _Channel:
     waiting: deque[asyncio.Future[None]] = field(default_factory=deque)
     first_live: int | None = None  # the oldest live message that arrived while ``reading``
     admitted: bool = False  # a held-back hand-off was let go and has not resumed yet
+    enrolling: asyncio.Future[None] | None = None  # the write that makes the store know this channel
 
     def safe(self) -> int:
         """The highest position every message at or below which was handed over."""
@@ -102,6 +103,17 @@ class ChannelPositions:
         channel.busy.add(message_id)
         if live and channel.reading:
             channel.first_live = min(message_id, channel.first_live or message_id)
+
+    async def enroll(self, channel_id: int) -> None:
+        """Make sure the store knows ``channel_id`` before its first message is handed over, so a crash
+        during that hand-off leaves the next start's catch-up reading the channel from just before it."""
+        channel = self._channels.get(channel_id)
+        if channel is None or channel.stored:
+            return
+        if channel.enrolling is None:
+            # One write however many first messages arrive together; they resume in arrival order.
+            channel.enrolling = asyncio.ensure_future(self._advance(channel_id, channel, channel.written))
+        await asyncio.shield(channel.enrolling)
 
     def history_bound(self, window: CatchUpWindow, channel_id: int) -> int | None:
         """Read ``channel_id``'s history below this id: what arrived live is not the catch-up's to hand."""

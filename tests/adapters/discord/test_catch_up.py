@@ -122,6 +122,22 @@ async def test_a_live_message_refused_in_a_new_channel_is_caught_up_after_the_ne
     assert message.event_id == said["id"]
 
 
+async def test_a_first_message_in_flight_when_the_process_dies_is_caught_up_after_the_next_start(
+    fake: FakeDiscordServer, checkpoints: StateCheckpoints
+) -> None:
+    stuck = RecordingSink(hold=asyncio.Event())  # the gateway never finishes storing it: the process dies
+    said = fake.message(ALICE, "first words", channel_id=DM_CHANNEL, guild=False)
+    async with await _started(fake, stuck, checkpoints, stop_grace_s=0.05):
+        await fake.dispatch("MESSAGE_CREATE", said)
+        # Before the hand-off even reaches the gateway, the channel is known to the store.
+        await checkpoint_reaches(checkpoints, DM_CHANNEL, int(said["id"]) - 1)
+        await wait_until(lambda: len(stuck.offered) == 1, 10.0, "the hand-off to begin")
+    sink = RecordingSink()
+    async with await _started(fake, sink, checkpoints):
+        [message] = await sink.wait_for(1)
+    assert message.event_id == said["id"]
+
+
 async def test_the_catch_up_limit_hands_over_the_newest_missed_messages_and_says_so(
     fake: FakeDiscordServer, checkpoints: StateCheckpoints, caplog: pytest.LogCaptureFixture
 ) -> None:
