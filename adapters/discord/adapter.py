@@ -194,7 +194,7 @@ class DiscordAdapter(Adapter):
                 hand_off=self._hand_off,
                 active=lambda: self._sink is not None,
             )
-        except Exception:
+        except Exception:  # the adapter boundary: a failed pass is retried at the next new session
             _LOG.warning("discord catch-up failed", exc_info=True)
         finally:
             positions.release_all(window)  # also when cancelled before catch_up began
