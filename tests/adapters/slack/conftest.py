@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from fastapi import FastAPI
 
 from adapters.slack import SlackAdapter, create_adapter
-from tests.adapters.fakes.recording_sink import RecordingSink, wait_until
+from tests.adapters.fakes.gateway_http import serve_routes as serve
+from tests.adapters.fakes.recording_sink import RecordingSink
 from tests.adapters.fakes.slack_server import FakeSlackServer, sign
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -30,24 +26,6 @@ def adapter_settings(fake: FakeSlackServer, **overrides: Any) -> dict[str, Any]:
         "api_base_url": fake.api_base_url,
         **overrides,
     }
-
-
-@asynccontextmanager
-async def serve(adapter: SlackAdapter) -> AsyncIterator[str]:
-    """The adapter's routes on a FastAPI app under real uvicorn on 127.0.0.1; yields the base URL."""
-    app = FastAPI()
-    for route in adapter.http_routes():
-        app.add_api_route(route.path, route.endpoint, methods=list(route.methods))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    await wait_until(lambda: server.started or task.done(), 10, "uvicorn to start")
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 @dataclass

@@ -2,42 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
-import socket
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import httpx
 import pytest
-import uvicorn
-from fastapi import FastAPI
 
 from adapters.telegram import TelegramAdapter, create_adapter
 from gateway.contracts import AdapterConfigError
-from tests.adapters.fakes.recording_sink import RecordingSink, wait_until
+from tests.adapters.fakes.gateway_http import serve_routes as serve
+from tests.adapters.fakes.recording_sink import RecordingSink
 from tests.adapters.fakes.telegram_server import FakeTelegramServer, private_chat, tg_user
 from tests.adapters.telegram.conftest import adapter_settings
 
 SECRET = "s3cret-Token_1"
 ALICE = tg_user(42, "Alice")
-
-
-@asynccontextmanager
-async def serve(adapter: TelegramAdapter) -> AsyncIterator[str]:
-    """The adapter's routes mounted on a FastAPI app under real uvicorn on 127.0.0.1; yields the base URL."""
-    app = FastAPI()
-    for route in adapter.http_routes():
-        app.add_api_route(route.path, route.endpoint, methods=list(route.methods))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    await wait_until(lambda: server.started or task.done(), 10, "uvicorn to start")
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 @pytest.fixture
