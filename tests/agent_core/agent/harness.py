@@ -9,17 +9,17 @@ from datetime import date
 from pathlib import Path
 
 from agent_core.agent import (
+    AgentEvent,
     AgentSettings,
     RecallSource,
     SegmentPrompts,
     Toolbox,
-    TurnEvent,
     TurnRunner,
     TurnScope,
 )
 from agent_core.compression import Compressor
 from agent_core.llm import LLMClient
-from agent_core.memory import MemorySettings, MemoryStores
+from agent_core.memory import MemoryAuditSink, MemorySettings, MemoryStores
 from agent_core.prompt import PromptSettings
 from agent_core.skills import SkillStore
 from agent_core.state import MessageRecord, NewMessage, Principal, StateStore
@@ -40,7 +40,7 @@ class Harness:
         record = await self.state.ensure_conversation(key, Principal(person_id=person, platform="test"))
         return record.id
 
-    async def say(self, conversation_id: str, text: str, person: str = "ada") -> list[TurnEvent]:
+    async def say(self, conversation_id: str, text: str, person: str = "ada") -> list[AgentEvent]:
         """The person sends ``text``; returns every event of the turn that answers it."""
         tip = await self.state.resolve_tip(conversation_id)
         await self.state.append_message(tip.id, NewMessage(role="user", content=text, author=person))
@@ -59,9 +59,10 @@ async def agent_harness(
     recall: RecallSource | None = None,
     settings: AgentSettings | None = None,
     compressor: Callable[[StateStore, MemoryStores], Compressor] | None = None,
+    audit: Callable[[StateStore], MemoryAuditSink] | None = None,
 ) -> AsyncIterator[Harness]:
     async with StateStore(home) as state:
-        memory = MemoryStores(home, MemorySettings(), audit=state)
+        memory = MemoryStores(home, MemorySettings(), audit=audit(state) if audit is not None else state)
         skills = SkillStore(home)
         toolbox = Toolbox(builtin_registry(memory=memory, skills=skills))
         prompts = SegmentPrompts(

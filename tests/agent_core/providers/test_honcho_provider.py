@@ -33,7 +33,10 @@ async def test_turns_are_synced_per_conversation_and_recall_is_the_persons_own(h
         manager = honcho_manager(server)
         client = ScriptedClient(default=ScriptStep.reply("Lovely."))
         async with provider_harness(home, client, manager) as agent:
-            ada, bob = await agent.conversation("ada"), await agent.conversation("bob")
+            ada, bob = (
+                await agent.conversation("test:dm:ada", "ada"),
+                await agent.conversation("test:dm:bob", "bob"),
+            )
             for conversation, person, text in ((ada, "ada", "I grow tomatoes"), (bob, "bob", "I grow cacti")):
                 await agent.say(conversation, text, person)
                 manager.turn_completed(ProviderContext(person, conversation, "test"), text, "Lovely.")
@@ -68,7 +71,7 @@ async def test_a_hanging_honcho_times_out_opens_the_circuit_and_recovers(home: P
         )
         client = ScriptedClient(default=ScriptStep.reply("ok"))
         async with provider_harness(home, client, manager) as agent:
-            conversation = await agent.conversation("ada")
+            conversation = await agent.conversation("test:dm:ada", "ada")
             server.hang()
             for n in range(3):
                 await agent.say(conversation, f"hello {n}", "ada")

@@ -28,7 +28,7 @@ async def test_recall_is_fenced_never_stored_and_replayed_byte_for_byte(home: Pa
     client = ScriptedClient([remember("Ada keeps bees"), ScriptStep.reply("Noted.")])
     client.add(ScriptStep.reply("Your bees!"), ScriptStep.reply("Sure."))
     async with provider_harness(home, client, manager) as agent:
-        first = await agent.conversation("ada")
+        first = await agent.conversation("test:dm:ada", "ada")
         await agent.say(first, "I keep bees, remember that", "ada")
         await manager.drain(5.0)
         assert [f.content for f in await provider.facts("ada")] == ["Ada keeps bees"]
@@ -66,7 +66,7 @@ async def test_one_persons_recall_never_includes_anothers_facts(home: Path) -> N
             content="Bob's bank is Zenith",
             old_text=None,
         )
-        bob = await agent.conversation("bob")
+        bob = await agent.conversation("test:dm:bob", "bob")
         await agent.say(bob, "which bank do I use? Mondo or Zenith?", "bob")
         sent = client.requests[-1].messages[-1].content
         assert "Zenith" in sent.split("<memory-context>")[1]
@@ -88,7 +88,7 @@ async def test_replace_and_remove_of_built_in_memory_are_mirrored(home: Path) ->
         ]
     )
     async with provider_harness(home, client, manager) as agent:
-        conversation = await agent.conversation("ada")
+        conversation = await agent.conversation("test:dm:ada", "ada")
         await agent.say(conversation, "tea update", "ada")
         await manager.drain(5.0)
         assert [f.content for f in await provider.facts("ada")] == ["Ada drinks sencha"]
@@ -132,7 +132,7 @@ async def test_an_echoed_fence_split_across_chunks_never_reaches_the_user(home: 
     )
     client = ScriptedClient([echo])
     async with provider_harness(home, client, manager) as agent:
-        conversation = await agent.conversation("ada")
+        conversation = await agent.conversation("test:dm:ada", "ada")
         events = await agent.say(conversation, "hi", "ada")
         shown = "".join(e.text for e in events if isinstance(e, ReplyDelta))
         assert shown == "Here you go.  Bye."

@@ -71,7 +71,7 @@ async def test_turns_complete_the_breaker_opens_and_the_provider_recovers(home: 
     client = ScriptedClient(default=ScriptStep.reply("ok"))
     loop = asyncio.get_running_loop()
     async with provider_harness(home, client, manager) as agent:
-        conversation = await agent.conversation("ada")
+        conversation = await agent.conversation("test:dm:ada", "ada")
         for turn in range(2):
             started = loop.time()
             events = await agent.say(conversation, f"hello {turn}", "ada")
@@ -141,11 +141,12 @@ async def test_an_unavailable_provider_fails_start_up_loudly() -> None:
 
 async def test_no_provider_means_no_recall_and_health_disabled(home: Path) -> None:
     client = ScriptedClient([ScriptStep.reply("hi")])
-    async with provider_harness(home, client, MemoryManager()) as agent:
-        conversation = await agent.conversation("ada")
+    manager = MemoryManager()
+    async with provider_harness(home, client, manager) as agent:
+        conversation = await agent.conversation("test:dm:ada", "ada")
         await agent.say(conversation, "hello", "ada")
         assert client.requests[0].messages[-1].content == "hello"
-        assert agent.manager.health().state is HealthState.DISABLED
+        assert manager.health().state is HealthState.DISABLED
 
 
 class HangingSync(FlakyProvider):

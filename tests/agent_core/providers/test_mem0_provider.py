@@ -25,7 +25,10 @@ async def test_adds_are_scoped_by_user_and_search_never_crosses_people(home: Pat
         manager = MemoryManager([Mem0Provider(settings)], settings=ProviderSettings(name="mem0"))
         client = ScriptedClient(default=ScriptStep.reply("Great."))
         async with provider_harness(home, client, manager) as agent:
-            ada, bob = await agent.conversation("ada"), await agent.conversation("bob")
+            ada, bob = (
+                await agent.conversation("test:dm:ada", "ada"),
+                await agent.conversation("test:dm:bob", "bob"),
+            )
             for conversation, person, text in ((ada, "ada", "my dog is Rex"), (bob, "bob", "my dog is Fido")):
                 await agent.say(conversation, text, person)
                 manager.turn_completed(ProviderContext(person, conversation, "test"), text, "Great.")
