@@ -55,6 +55,7 @@ REDACTED = [
         "[REDACTED:private_key]",
     ),
     ("password=hunter2hunter2hunter2", "password=[REDACTED:password]"),
+    ("password: hunter2", "password: [REDACTED:password]"),
     ('api_key: "abcdefghijklmnop1234"', 'api_key: "[REDACTED:secret]"'),
     ('{"clientSecret": "zzzzzzzzzzzzzzzzzzzz"}', '{"clientSecret": "[REDACTED:secret]"}'),
     ("DB_PASSWORD='correct horse battery staple'", "DB_PASSWORD='[REDACTED:password]'"),
@@ -83,7 +84,6 @@ ORDINARY = [
     "max_tokens: 4096, token_count=12345678901234567890, secret_santa=alice-bob-carol-dave",
     "Southeast Asia, AKIA is not a word, AIza alone, eyJ alone, xox, at 12:30:AA",
     "我们昨天讨论了新网关的部署方案，密码重置流程需要一个秘密链接。",
-    "password: hunter2",
     "",
 ]
 
