@@ -1,18 +1,26 @@
-"""Scanning text bound for a prompt: invisible unicode on the raw text, then the catalogue on its NFKC form.
+"""Scanning text bound for a prompt: invisible code points in context, then the catalogue on every view.
 
 Invariants: the WHOLE text is scanned (the anchor product's 64 KiB cut-off let most of a large file in
-unscanned); findings come back in a stable order — invisible characters by first position, then
-patterns in catalogue order — each pattern at most once; scanning never raises.
+unscanned); patterns see the text normalised (NFKC, case-folded, default-ignorable code points removed,
+look-alike letters mapped to the letters they imitate, split-up words re-joined — see ``views``), and
+readable base64/hex/percent-encoded runs are decoded and scanned the same way, to a bounded depth;
+findings come back in a stable order — invisible characters by first position, then patterns in
+catalogue order, then an encoded payload — each at most once; scanning never raises.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 
-from agent_core.threats.patterns import INVISIBLE_CHARS, Scope, patterns_for
+from agent_core.threats.encoded import decoded_payloads
+from agent_core.threats.invisible import offending_code_points
+from agent_core.threats.patterns import patterns_for
+from agent_core.threats.threat_pattern import Scope
+from agent_core.threats.views import match_views
 
-_INVISIBLE_PREFIX = "invisible_unicode_"
+INVISIBLE_PREFIX = "invisible_unicode_"
+ENCODED_PAYLOAD = "encoded_payload"
+MAX_DECODE_DEPTH = 2
 
 
 @dataclass(frozen=True)
@@ -25,12 +33,7 @@ class Finding:
 
 def scan(text: str, scope: Scope) -> tuple[Finding, ...]:
     """Every threat found in ``text`` by the patterns of ``scope`` (empty tuple = safe)."""
-    findings = list(_invisible_findings(text))
-    normalised = unicodedata.normalize("NFKC", text)
-    findings.extend(
-        Finding(p.pattern_id, p.description) for p in patterns_for(scope) if p.regex.search(normalised)
-    )
-    return tuple(findings)
+    return _scan(text, scope, 0)
 
 
 def first_threat_message(text: str, scope: Scope) -> str | None:
@@ -39,8 +42,8 @@ def first_threat_message(text: str, scope: Scope) -> str | None:
     if not findings:
         return None
     first = findings[0]
-    if first.pattern_id.startswith(_INVISIBLE_PREFIX):
-        codepoint = first.pattern_id.removeprefix(_INVISIBLE_PREFIX)
+    if first.pattern_id.startswith(INVISIBLE_PREFIX):
+        codepoint = first.pattern_id.removeprefix(INVISIBLE_PREFIX)
         return f"Blocked: content contains invisible unicode character {codepoint} (possible injection)."
     return (
         f"Blocked: content matches threat pattern '{first.pattern_id}'. Content is injected into the "
@@ -48,10 +51,21 @@ def first_threat_message(text: str, scope: Scope) -> str | None:
     )
 
 
-def _invisible_findings(text: str) -> list[Finding]:
-    positions = {char: text.find(char) for char in INVISIBLE_CHARS}
-    present = sorted((pos, char) for char, pos in positions.items() if pos >= 0)
-    return [
-        Finding(f"{_INVISIBLE_PREFIX}U+{ord(char):04X}", f"invisible unicode character U+{ord(char):04X}")
-        for _, char in present
-    ]
+def _scan(text: str, scope: Scope, depth: int) -> tuple[Finding, ...]:
+    findings = [_invisible(char) for char in offending_code_points(text)]
+    views = match_views(text)
+    findings.extend(Finding(p.pattern_id, p.description) for p in patterns_for(scope) if p.matches(views))
+    if depth < MAX_DECODE_DEPTH:
+        inner = {
+            f.pattern_id: None
+            for hidden in decoded_payloads(views.plain)
+            for f in _scan(hidden, scope, depth + 1)
+        }
+        if inner:
+            findings.append(Finding(ENCODED_PAYLOAD, f"encoded text that decodes to: {', '.join(inner)}"))
+    return tuple(findings)
+
+
+def _invisible(char: str) -> Finding:
+    code = f"U+{ord(char):04X}"
+    return Finding(f"{INVISIBLE_PREFIX}{code}", f"invisible unicode character {code}")
