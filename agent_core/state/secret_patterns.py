@@ -11,7 +11,8 @@ Three families: vendor formats (anchored on their prefix), assignments (`API_KEY
 characters) and disclosures in prose (`my password is …`, `the token is …`, `aws secret key …`,
 `https://user:pass@host`), where the value must also look like a credential: a password needs a digit or an
 inner symbol, a token 16+ characters of letters and digits, an AWS secret 40 base64 characters of mixed
-case and digits. Templates (`${X}`, `<x>`, `{{ x }}`), masks (`****`), paths and URLs are never values.
+case and digits. Templates (`${X}`, `<x>`, `{{ x }}`), masks (`****`), paths, URLs and lowercase resource
+names (`projects/p/secrets/db-pass/versions/3`) are never values: they say where a secret is kept.
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ VENDOR_PREFIX_KINDS: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
     (("AKIA", "ASIA"), "aws"),
     (("AIza",), "google"),
     (("eyJ",), "jwt"),
+    (("SG.",), "sendgrid"),
+    (("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-"), "gitlab"),
+    (("hf_",), "huggingface"),
+    (("npm_",), "npm"),
+    (("dop_v1_", "doo_v1_", "dor_v1_"), "digitalocean"),
     (tuple("0123456789"), "telegram"),
 )
 
@@ -50,10 +56,11 @@ _ASSIGNMENT_WORDS: Final = (
 _ASSIGNED: Final = r"[\"']?\s*[:=]\s*[\"'`]?+"
 
 
-def _quoted_or_bare(minimum: int, bare: str, *, never_quoted: str = "") -> str:
+def _quoted_or_bare(minimum: int, bare: str, *, never_quoted: str = "", not_value: str = "") -> str:
     """A value inside the quote just consumed, or else `bare`. A quoted value takes backslash escapes whole
-    (`\\"` does not end it), so redacting one never splits an escape of the JSON it may sit in."""
-    guard = f"(?!(?i:{never_quoted})[\"'`])" if never_quoted else ""
+    (`\\"` does not end it), so redacting one never splits an escape of the JSON it may sit in. `not_value`
+    is a look-ahead a quoted value must also pass."""
+    guard = (f"(?!(?i:{never_quoted})[\"'`])" if never_quoted else "") + not_value
     quoted = []
     for q in ('\\"', "'", "`"):
         char = rf"(?:[^{q}\\\r\n]|\\[^\r\n])"
@@ -63,7 +70,15 @@ def _quoted_or_bare(minimum: int, bare: str, *, never_quoted: str = "") -> str:
 
 
 # A bare value never ends in a backslash: in a JSON log line that would orphan the escape of the next quote.
-_ANY_VALUE: Final = _quoted_or_bare(16, rf"{_NOT_TEMPLATE}{_NOT_CODE}[^\s\"'`,;&\\]{{16,}}+")
+# A file path (with an extension, or from `~` or `.`) and a lowercase resource name of three or more
+# segments (`projects/p/secrets/db-pass/versions/3`, `kv/prod/payments`) name where a secret is, not a secret.
+_NOT_REFERENCE: Final = (
+    r"(?!(?:(?:~|\.\.?)?/[\w./@+-]{0,256}?\.[A-Za-z][A-Za-z0-9]{0,5}|(?:~|\.\.?)/[\w./@+-]{0,256}?"
+    r"|[a-z0-9_.-]{1,64}(?:/[a-z0-9_.-]{1,64}){2,16})(?![^\s\"'`,;&\\]))"
+)
+_ANY_VALUE: Final = _quoted_or_bare(
+    16, rf"{_NOT_TEMPLATE}{_NOT_CODE}{_NOT_REFERENCE}[^\s\"'`,;&\\]{{16,}}+", not_value=_NOT_REFERENCE
+)
 
 # --- disclosures in prose: `<word> [for <up to 3 words>] <is|:|=|…> <value>` ------------------------------
 _SUBJECT: Final = r"(?:\s++(?i:for|to|of|on|at|in|für|de|del|da|van|для)(?:\s++[\w@.-]{1,40}+){1,3}?)??"
@@ -132,8 +147,8 @@ _AWS_SECRET: Final = (
     rf"(?<!{_AWS_CHAR})(?={_AWS_CHAR}{{0,39}}[0-9])(?={_AWS_CHAR}{{0,39}}[a-z])(?={_AWS_CHAR}{{0,39}}[A-Z])"
     rf"{_AWS_CHAR}{{40}}(?![A-Za-z0-9/+=])"
 )
-_AWS_GAP: Final = (
-    r"(?:[A-Za-z]{1,24}+|[\s_:=,;|\"'`-]{1,4}+){0,12}?"  # `_secret_access_key=`, ` secret key is `
+_AWS_GAP: Final = (  # `_secret_access_key=`, ` secret key is `, ` / ` (a slash that cannot start the secret)
+    r"(?:[A-Za-z]{1,24}+|(?:[\s_:=,;|\"'`-]|/(?![A-Za-z0-9/+])){1,4}+){0,12}?"
 )
 _WORD_CHAR: Final = r"[^\W_]"
 
@@ -188,6 +203,10 @@ def branches() -> Iterator[str]:
     yield from _vendor_branches(build)
     yield from build.worded("bearer", r"\s++", "bearer", _TOKEN_TAIL, boundary="[A-Za-z0-9_]")
     yield from build.worded("aws", r"(?![a-z])" + _AWS_GAP, "aws", _AWS_SECRET, boundary="[A-Za-z0-9]")
+    # Azure storage connection strings: `…;AccountKey=<base64>;…`.
+    yield from build.worded(
+        "accountkey", "=", "azure", r"[A-Za-z0-9+/]{40,}+={0,2}+", boundary="[A-Za-z0-9_]"
+    )
     yield from build.worded(
         "authorization",
         r"[\"']?\s*[:=]\s*[\"']?(?ai:basic|token)\s++",
@@ -213,11 +232,14 @@ def branches() -> Iterator[str]:
 
 def _vendor_branches(build: _Branches) -> Iterator[str]:
     # PEM private key: the whole block, or a pasted block cut off before its END line (its line breaks
-    # may be JSON-escaped, as in a log line).
+    # may be JSON-escaped, as in a log line). The body before END is a bounded, possessive run of what a
+    # key block holds (base64, header lines, line breaks) that stops at the next `-----`, so a header
+    # without END reads only as far as the next header: linear, however many headers follow.
     yield (
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:(?s:.*?)-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-        r"|(?:(?:\s|\\[rn])*+(?:Proc-Type|DEK-Info|Comment|Version):[^\r\n\\\"]*+)*+"
+        r"(?:(?:(?:Proc-Type|DEK-Info|Comment|Version):[^\r\n\\\"]{0,256}+|[A-Za-z0-9+/=:,.\s]|-(?!----)"
+        r"|\\[rn]){0,16384}+-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"|(?:(?:\s|\\[rn])*+(?:Proc-Type|DEK-Info|Comment|Version):[^\r\n\\\"]{0,256}+)*+"
         r"(?:(?:\s|\\[rn])*+[A-Za-z0-9+/=]{16,}+)*+)"
     )
     yield r"sk(?<![A-Za-z0-9_-]sk)-ant-[A-Za-z0-9_-]{20,}+"
@@ -236,3 +258,12 @@ def _vendor_branches(build: _Branches) -> Iterator[str]:
     yield r"AI(?<![A-Za-z0-9_-]AI)za[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"
     yield from _digit_led(r"[0-9]{4,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")
     yield r"ey(?<![A-Za-z0-9_-]ey)J[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+"
+    yield r"SG(?<![A-Za-z0-9_.-]SG)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])"
+    yield r"gl(?<![A-Za-z0-9_-]gl)(?:pat|dt|rt|ptt|soat)-[A-Za-z0-9_-]{20,}+"
+    # Hugging Face tokens are 34 letters of mixed case (some with digits), which identifiers are not.
+    yield (
+        r"hf(?<![A-Za-z0-9_-]hf)_(?=[A-Za-z0-9]{0,39}[A-Z])(?=[A-Za-z0-9]{0,39}[a-z])"
+        r"[A-Za-z0-9]{30,40}+(?![A-Za-z0-9_-])"
+    )
+    yield r"np(?<![A-Za-z0-9_-]np)m_[A-Za-z0-9]{36}(?![A-Za-z0-9_-])"
+    yield r"do(?<![A-Za-z0-9_-]do)[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_-])"

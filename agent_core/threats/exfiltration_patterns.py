@@ -45,8 +45,12 @@ _DATA_OBJECTS = (
     r"(?:conversation|chat|messages?|history|memory|memories|secrets?|passwords?|tokens?|api\s+keys?|summary|"
     r"context|user['’]?s?\s+(?:data|info|name|email|address|messages?|details|answers?)|personal\s+(?:data|info))"
 )
-# The SSH directory or a file in it other than the client configuration.
-_SSH_DIR = r"(?:\$home|\$\{home\}|~|/root|/home/[\w.-]+)/\.ssh\b(?!/config\b)"
+# The SSH directory or a file in it other than the public ones (client configuration, known hosts, the
+# authorized keys list, public keys); writing to authorized_keys is ``ssh_backdoor``'s concern.
+_SSH_DIR = (
+    r"(?:\$home|\$\{home\}|~|/root|/home/[\w.-]+)/\.ssh\b"
+    r"(?!/(?:config|known_hosts(?:\.old)?|authorized_keys2?|[\w.-]{1,100}\.pub)(?![\w.-]))"
+)
 
 EXFILTRATION_PATTERNS: tuple[ThreatPattern, ...] = (
     pattern(
@@ -159,7 +163,7 @@ EXFILTRATION_PATTERNS: tuple[ThreatPattern, ...] = (
         A,
         "reads a credentials file",
         r"\bcat\s+[^\n]{0,120}?(?:\.env\b|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc|"
-        r"\bid_(?:rsa|dsa|ecdsa|ed25519)\b)",
+        r"\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub\b))",
         "cat",
     ),
     pattern(

@@ -5,8 +5,12 @@ annotation controls (U+FFF9..U+FFFB), which hide text just as well; a suspect co
 where it carries meaning — ZWJ inside an emoji sequence, ZWJ/ZWNJ between letters of a script that
 needs them (Arabic, Persian, Indic, Sinhala, Myanmar, Khmer, Mongolian), VS15/VS16 after an emoji or
 keycap base, Mongolian selectors between Mongolian letters, ideographic variation selectors after a
-CJK ideograph and tag characters inside an emoji flag tag sequence; everything else (soft hyphen,
-U+2061, U+180E in Latin text, LRM/RLM, bidi controls, stray selectors and tags, …) is a finding.
+CJK ideograph, tag characters inside an emoji flag tag sequence, a byte-order mark at the start of the
+text or of a line (a pasted file), a soft hyphen between two letters (a hyphenation point) and
+LRM/RLM/ALM next to right-to-left text or a digit; everything else (U+2061, U+180E in Latin text, a soft
+hyphen at a word's edge, LRM/RLM between Latin letters, bidi overrides and isolates, a BOM inside a line,
+stray selectors and tags, …) is a finding. What passes here is still removed from the matching views,
+so an injection written with it is caught by the patterns.
 Each offending code point is reported once, in order of first appearance. Work is linear in the text.
 """
 
@@ -17,6 +21,8 @@ from collections.abc import Iterable
 
 ZWNJ, ZWJ, VS15, VS16 = "\u200c", "\u200d", "\ufe0e", "\ufe0f"
 KEYCAP = "\u20e3"
+SOFT_HYPHEN, BOM = "\u00ad", "\ufeff"
+_DIRECTION_MARKS = frozenset("\u200e\u200f\u061c")  # LRM, RLM, ALM
 
 # Default_Ignorable_Code_Point (DerivedCoreProperties.txt) + U+FFF9..FFFB, as a regex class.
 _SUSPECT_CLASS = (
@@ -44,6 +50,18 @@ _JOINING_SCRIPTS = (
     (0xFE70, 0xFEFC),  # Arabic Presentation Forms-B
     (0x11000, 0x111FF),  # Brahmi, Kaithi, Sharada, …
 )
+# Right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko, Samaritan, …, and their presentation forms).
+_RIGHT_TO_LEFT = (
+    (0x0590, 0x08FF),
+    (0xFB1D, 0xFDFF),
+    (0xFE70, 0xFEFC),
+    (0x10800, 0x10FFF),
+    (0x1E800, 0x1EFFF),
+)
+_RIGHT_TO_LEFT_LETTER = re.compile(
+    "(?=[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in _RIGHT_TO_LEFT) + "])[^\\W\\d_]"
+)
+_DIRECTION_REACH = 40  # characters either side of a direction mark searched for right-to-left text
 _MONGOLIAN = (0x1800, 0x18AF)
 _CJK_IDEOGRAPHS = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3FFFF))
 _PICTOGRAPHIC = ((0x1F000, 0x1FAFF), (0x2190, 0x2BFF), (0x3030, 0x3030), (0x303D, 0x303D), (0x3297, 0x3299))
@@ -90,6 +108,25 @@ def _meaningful(text: str, pos: int, char: str) -> bool:
         return _in(text[pos - 1] if pos else "", (_MONGOLIAN,)) and _in(after, (_MONGOLIAN,))
     if "\U000e0100" <= char <= "\U000e01ef":
         return _in(text[pos - 1] if pos else "", _CJK_IDEOGRAPHS)
+    return _marks_text(text, pos, char, after)
+
+
+def _marks_text(text: str, pos: int, char: str, after: str) -> bool:
+    """Marks pasted text carries: a byte-order mark opening a file, hyphenation points, direction marks."""
+    prev = text[pos - 1] if pos else ""
+    if char == BOM:
+        return prev in ("", "\n", "\r")
+    if char == SOFT_HYPHEN:
+        return prev.isalpha() and after.isalpha()
+    if char in _DIRECTION_MARKS:
+        if any(c.isdigit() or (c.isalpha() and _in(c, _RIGHT_TO_LEFT)) for c in (prev, after)):
+            return True
+        # At a word's edge near right-to-left text (LRM around a Latin word in Arabic), never inside a word.
+        reach = _DIRECTION_REACH
+        near = _RIGHT_TO_LEFT_LETTER.search(text, max(0, pos - reach), pos) or _RIGHT_TO_LEFT_LETTER.search(
+            text, pos + 1, pos + 1 + reach
+        )
+        return not (prev.isalpha() and after.isalpha()) and near is not None
     return False
 
 

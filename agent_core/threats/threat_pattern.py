@@ -122,7 +122,9 @@ UNBOUND = (
 # Well-known jailbreak personas and modes.
 PERSONAS = (
     r"(?:dan|stan|dude|aim|mongo\s+tom|anti-?gpt|better-?dan|ucar|apophis|evil-?bot|chaos-?gpt|worm-?gpt|"
-    r"freedom-?gpt|(?:dan|developer|jailbreak|jailbroken|sudo|unrestricted|unfiltered)\s+mode)"
+    r"freedom-?gpt|(?:evil|dark|shadow|rogue|black|fraud|omega|based|uncensored|unfiltered|unrestricted)"
+    r"-?gpt|"
+    r"(?:dan|developer|jailbreak|jailbroken|sudo|unrestricted|unfiltered)\s+mode)"
 )
 YOU_ARE = r"you(?:\s+are|['’]re)"
 YOU_ARE_NOW = (

@@ -31,6 +31,10 @@ DISCLOSURES: tuple[tuple[str, str], ...] = (
         "key id AKIAIOSFODNN7EXAMPLE, secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
         "key id [REDACTED:aws], secret [REDACTED:aws]",
     ),
+    (
+        "Here are my AWS creds: AKIAIOSFODNN7EXAMPLE / wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "Here are my AWS creds: [REDACTED:aws] / [REDACTED:aws]",
+    ),
     ("my password is hunter2", "my password is [REDACTED:password]"),
     ("My password is hunter2.", "My password is [REDACTED:password]."),
     ('my password is "swordfish"', 'my password is "[REDACTED:password]"'),
@@ -212,4 +216,11 @@ HARMLESS: tuple[str, ...] = (
     "password: ${{ secrets.DB_PASSWORD }}",
     "token: ${{ secrets.GITHUB_TOKEN }}",
     "Rotate the token, then update the secret in the CI settings.",
+    "GOOGLE_APPLICATION_CREDENTIALS=/home/me/keys/sa.json",
+    "GOOGLE_APPLICATION_CREDENTIALS=./service-account-prod.json",
+    'credentials_file = "~/.config/gcloud/application_default_credentials.json"',
+    "private_key_path: /etc/ssl/private/server-2024.key",
+    "secret: projects/p/secrets/db-pass/versions/3",
+    "secret: projects/my-proj/secrets/db-pass/versions/latest",
+    "api_key: kv/prod/payments-2024/stripe",
 )

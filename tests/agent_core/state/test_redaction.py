@@ -54,6 +54,50 @@ REDACTED = [
         "-----BEGIN PGP PRIVATE KEY BLOCK-----\nabc\n-----END PGP PRIVATE KEY BLOCK-----",
         "[REDACTED:private_key]",
     ),
+    (
+        "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,3F17F5316E2BAC89\n\n"
+        "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+        "-----END RSA PRIVATE KEY----- then",
+        "[REDACTED:private_key] then",
+    ),
+    (
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n"
+        "Comment: https://gpgtools.org <me@x.org>\n\n"
+        "lQOYBF1234abcdABCD\n=abcd\n-----END PGP PRIVATE KEY BLOCK-----\nbye",
+        "[REDACTED:private_key]\nbye",
+    ),
+    (f"one {PEM} and two {PEM}.", "one [REDACTED:private_key] and two [REDACTED:private_key]."),
+    (
+        '{"m": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0B\\n-----END PRIVATE KEY-----"}',
+        '{"m": "[REDACTED:private_key]"}',
+    ),
+    (
+        "sendgrid: 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 ok",
+        "sendgrid: [REDACTED:sendgrid] ok",
+    ),
+    ("GitLab token glpat-u47ctfYP4U5cDmhbQ0-3", "GitLab token [REDACTED:gitlab]"),
+    (
+        "https://oauth2:glpat-a1B2c3D4e5F6g7H8i9J0@gitlab.com/x/y.git",
+        "https://oauth2:[REDACTED:gitlab]@gitlab.com/x/y.git",
+    ),
+    ("HF hf_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7 done", "HF [REDACTED:huggingface] done"),
+    ("hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh", "[REDACTED:huggingface]"),
+    (
+        "//registry.npmjs.org/:_authToken=npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        "//registry.npmjs.org/:_authToken=[REDACTED:npm]",
+    ),
+    ("npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "[REDACTED:npm]"),
+    (
+        "DO token dop_v1_f8972bc289b083d37221d0b858a2ab23c7f1db65ca97db06c6336867bfc2cfac",
+        "DO token [REDACTED:digitalocean]",
+    ),
+    (
+        "DefaultEndpointsProtocol=https;AccountName=myacct;"
+        "AccountKey=uuCkEfkCX03GzaW3tO6pWAxztWhn5choLnP9GuIWSOdYtaIhpXMdYcsxZ4aPZy1hLkIyhdONqSfeaVUwBaUOPYWtHA==;"
+        "EndpointSuffix=core.windows.net",
+        "DefaultEndpointsProtocol=https;AccountName=myacct;AccountKey=[REDACTED:azure];"
+        "EndpointSuffix=core.windows.net",
+    ),
     ("password=hunter2hunter2hunter2", "password=[REDACTED:password]"),
     ("password: hunter2", "password: [REDACTED:password]"),
     ('api_key: "abcdefghijklmnop1234"', 'api_key: "[REDACTED:secret]"'),
@@ -84,6 +128,8 @@ ORDINARY = [
     "max_tokens: 4096, token_count=12345678901234567890, secret_santa=alice-bob-carol-dave",
     "Southeast Asia, AKIA is not a word, AIza alone, eyJ alone, xox, at 12:30:AA",
     "我们昨天讨论了新网关的部署方案，密码重置流程需要一个秘密链接。",
+    "hf_hub_download(repo_id, filename), npm_config_cache=/tmp/npm, SG.com, glpat-short, dop_v1_ab",
+    "AccountKey=<your-key>; SG.example.com/path.to.file",
     "",
 ]
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 import string
 import time
+import timeit
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -202,6 +205,27 @@ def test_pathological_prose_stays_linear(text: str) -> None:
     started = time.perf_counter()
     redact_secrets(text)
     assert time.perf_counter() - started < 2.0
+
+
+def _best_seconds(text: str) -> float:
+    return min(timeit.repeat(partial(redact_secrets, text), number=1, repeat=3, timer=time.process_time))
+
+
+# Each maker builds a text of about n characters. Repeated private-key headers without an END line were
+# quadratic (3.3 s at 100k characters): every header searched the rest of the text for an END.
+SCALING_INPUTS = {
+    "key headers": lambda n: "-----BEGIN PRIVATE KEY-----\n" * (n // 28),
+    "escaped key headers": lambda n: "-----BEGIN RSA PRIVATE KEY-----\\n" * (n // 33),
+    "headers and body lines": lambda n: "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\n" * (n // 53),
+    "header and a long body": lambda n: "-----BEGIN RSA PRIVATE KEY-----\n" + "QUFB" * (n // 4),
+}
+
+
+@pytest.mark.parametrize("make", SCALING_INPUTS.values(), ids=SCALING_INPUTS.keys())
+def test_pathological_prose_scales_linearly(make: Callable[[int], str]) -> None:
+    """Four times the text costs about four times the time (a quadratic scan costs sixteen)."""
+    small, large = _best_seconds(make(12_500)), _best_seconds(make(50_000))
+    assert large < 8 * max(small, 0.002), (small, large)
 
 
 # --- at the persistence boundary ---------------------------------------------------------------------------
