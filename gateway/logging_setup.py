@@ -2,7 +2,10 @@
 
 Invariants: message bodies travel only in the ``body`` extra field and are dropped unless
 ``log.include_bodies`` is set; configured tokens and anything that looks like a credential are redacted
-from every rendered line (message, arguments, extras and tracebacks) before it is written.
+from every rendered line (message, arguments, extras and tracebacks) before it is written; warnings and
+errors with the same logger, level and message template are written at most ``_REPEATS_PER_WINDOW``
+times per minute, and the next one after the minute says how many were suppressed (a retry loop or a
+flood of bad clients cannot fill the disk).
 """
 
 from __future__ import annotations
@@ -10,16 +13,29 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from agent_core.state.redaction import redact_secrets
 from gateway.config import LogSettings
 
 _HANDLER_NAME = "mnemogate"
-_STANDARD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
+_UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+# uvicorn's ``color_message`` is its message with ANSI colours: noise in a log file.
+_STANDARD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {
+    "message",
+    "asctime",
+    "taskName",
+    "color_message",
+}
 _REDACTED = "[REDACTED]"
+_REPEATS_PER_WINDOW = 5
+_REPEAT_WINDOW_S = 60.0
+_REPEAT_KEYS = 1024  # distinct templates remembered; the least recently seen is forgotten
 
 
 class _Redactor:
@@ -82,18 +98,97 @@ class TextFormatter(logging.Formatter):
         return self._redact(line)
 
 
+@dataclass
+class _Window:
+    started: float
+    written: int = 0
+    suppressed: int = 0
+
+
+class RepeatLimiter:
+    """Decides which warnings and errors are written: ``per_window`` per template and ``window_s``."""
+
+    def __init__(
+        self,
+        *,
+        per_window: int = _REPEATS_PER_WINDOW,
+        window_s: float = _REPEAT_WINDOW_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.per_window = per_window
+        self.window_s = window_s
+        self._clock = clock
+        self._windows: OrderedDict[tuple[str, int, str], _Window] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def admit(self, record: logging.LogRecord) -> tuple[bool, int]:
+        """(write this record?, how many like it were suppressed in the window that just ended)."""
+        if record.levelno < logging.WARNING:
+            return True, 0
+        key = (record.name, record.levelno, str(record.msg))
+        now = self._clock()
+        with self._lock:
+            window = self._windows.get(key)
+            ended = 0
+            if window is None or now - window.started >= self.window_s:
+                ended = window.suppressed if window is not None else 0
+                window = self._windows[key] = _Window(now)
+            self._windows.move_to_end(key)
+            while len(self._windows) > _REPEAT_KEYS:
+                self._windows.popitem(last=False)
+            if window.written >= self.per_window:
+                window.suppressed += 1
+                return False, 0
+            window.written += 1
+            return True, ended
+
+
+class _RepeatLimitedHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """A stream handler that drops repeats past the limiter's budget and reports how many it dropped."""
+
+    def __init__(self, stream: TextIO, limiter: RepeatLimiter) -> None:
+        super().__init__(stream)
+        self._limiter = limiter
+
+    def handle(self, record: logging.LogRecord) -> bool:
+        write, suppressed = self._limiter.admit(record)
+        if suppressed:
+            summary = logging.makeLogRecord(
+                {
+                    "name": record.name,
+                    "levelno": record.levelno,
+                    "levelname": record.levelname,
+                    "msg": "%d similar messages were suppressed (at most %d per %.0f s): %s",
+                    "args": (
+                        suppressed,
+                        self._limiter.per_window,
+                        self._limiter.window_s,
+                        str(record.msg)[:200],
+                    ),
+                    "suppressed": suppressed,
+                }
+            )
+            super().handle(summary)
+        return bool(super().handle(record)) if write else False
+
+
 def configure_logging(
-    settings: LogSettings, *, stream: TextIO | None = None, secrets: Sequence[str] = ()
+    settings: LogSettings,
+    *,
+    stream: TextIO | None = None,
+    secrets: Sequence[str] = (),
+    limiter: RepeatLimiter | None = None,
 ) -> logging.Handler:
     """Install the one root handler (replacing a previous one of ours); returns it.
 
-    ``secrets`` are the configured token values (admin/API tokens, model keys) to redact verbatim.
+    ``secrets`` are the configured token values (admin/API tokens, model keys) to redact verbatim;
+    ``limiter`` bounds repeated warnings and errors (default: 5 per template per minute).
     """
     target = stream if stream is not None else sys.stderr
     use_json = settings.format == "json" or (settings.format == "auto" and not _is_tty(target))
     redactor = _Redactor(secrets)
     formatter_type = JsonFormatter if use_json else TextFormatter
-    handler = logging.StreamHandler(target)
+    handler = _RepeatLimitedHandler(target, limiter or RepeatLimiter())
     handler.set_name(_HANDLER_NAME)
     handler.setFormatter(formatter_type(redactor, settings.include_bodies))
     root = logging.getLogger()
@@ -102,6 +197,12 @@ def configure_logging(
             root.removeHandler(existing)
     root.addHandler(handler)
     root.setLevel(settings.level)
+    # uvicorn's own dictConfig (applied by any uvicorn started with its default log_config in this
+    # process) gives its loggers a handler and propagate=False, which would bypass redaction and limits.
+    for name in _UVICORN_LOGGERS:
+        library = logging.getLogger(name)
+        library.handlers.clear()
+        library.propagate = True
     return handler
 
 

@@ -32,7 +32,7 @@ DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1-mini"}
 
 
 class HttpSettings(BaseModel):
-    """The one HTTP server: web chat, webhooks, health, metrics and the admin API."""
+    """The one HTTP server: web chat, webhooks, health, metrics and the admin API, and its limits."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -41,6 +41,27 @@ class HttpSettings(BaseModel):
     admin_token: SecretStr | None = None
     api_token: SecretStr | None = None  # for POST /v1/chat/completions (the admin token works too)
     api_reply_timeout_s: float = Field(default=120.0, gt=0)
+    # Host names accepted besides the loopback ones. Without an admin token only loopback names and these
+    # are served (a DNS-rebinding guard); with a token these only, and an empty list accepts any name.
+    allowed_hosts: list[str] = Field(default_factory=list)
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)  # larger request bodies get 413 unread
+    # Open connections at most (lowered to fit the process's open-file limit); when full, the connection
+    # that has waited longest without sending a request is closed to make room.
+    max_connections: int = Field(default=1000, ge=1)
+    header_timeout_s: float = Field(default=10.0, gt=0)  # to send a request's line and headers
+    body_timeout_s: float = Field(default=30.0, gt=0)  # to send the rest of a request's body
+    keep_alive_s: int = Field(default=5, ge=1)  # an idle keep-alive connection is closed after this
+    shutdown_grace_s: float = Field(default=10.0, ge=0)  # open requests may finish at stop, then cancelled
+
+    @model_validator(mode="after")
+    def _valid_host_names(self) -> HttpSettings:
+        for name in self.allowed_hosts:
+            wildcard = name.startswith("*") and name != "*"
+            if not name or "*" in name[1:] or (wildcard and not name.startswith("*.")):
+                raise ValueError(
+                    f"http.allowed_hosts: {name!r} is not a host name or a '*.example.com' pattern"
+                )
+        return self
 
 
 class LogSettings(BaseModel):

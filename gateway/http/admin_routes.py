@@ -22,6 +22,9 @@ from agent_core.state import admin_reads as reads
 from gateway.http.access import BearerGuard
 from gateway.identity import PairingError
 
+# Offsets and ids are SQLite integers: a larger number is a 422, not an OverflowError (500).
+_MAX_SQL_INT = 2**63 - 1
+
 
 class PairingBook(Protocol):
     """``gateway.identity.Pairing``: DM pairing requests; approve/deny raise PairingError if unknown."""
@@ -95,7 +98,7 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
         person: str | None = None,
         active: bool | None = None,
         limit: int = Query(default=50, ge=1, le=reads.MAX_PAGE),
-        offset: int = Query(default=0, ge=0),
+        offset: int = Query(default=0, ge=0, le=_MAX_SQL_INT),
     ) -> dict[str, Any]:
         page = await state.run_read(
             lambda c: reads.list_conversations(
@@ -138,7 +141,7 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
     @router.get("/conversations/{conversation_id}/messages")
     async def messages(
         conversation_id: str,
-        after: int = Query(default=0, ge=0),
+        after: int = Query(default=0, ge=0, le=_MAX_SQL_INT),
         limit: int = Query(default=100, ge=1, le=reads.MAX_PAGE),
     ) -> dict[str, Any]:
         await conversation_or_404(conversation_id)
@@ -181,7 +184,8 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
 
     @router.get("/persons")
     async def persons(
-        limit: int = Query(default=50, ge=1, le=reads.MAX_PAGE), offset: int = Query(default=0, ge=0)
+        limit: int = Query(default=50, ge=1, le=reads.MAX_PAGE),
+        offset: int = Query(default=0, ge=0, le=_MAX_SQL_INT),
     ) -> dict[str, Any]:
         return _page(await state.run_read(lambda c: reads.list_persons(c, limit=limit, offset=offset)))
 

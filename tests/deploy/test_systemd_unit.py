@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gateway.cli.main import build_parser
+from gateway.config import HttpSettings
 from gateway.queue.settings import QueueSettings
 
 UNIT = Path(__file__).resolve().parents[2] / "deploy" / "mnemogate.service"
@@ -46,6 +47,11 @@ def test_unit_restarts_on_failure_and_outlasts_the_drain() -> None:
     assert options["KillSignal"] == ["SIGTERM"]
     timeout = options["TimeoutStopSec"][0]
     assert timeout.endswith("s") and float(timeout[:-1]) > QueueSettings().drain_grace_s + 10
+
+
+def test_unit_opens_enough_files_for_the_connection_cap() -> None:
+    # serve lowers http.max_connections to fit three quarters of the limit; the default must fit whole.
+    assert int(_options()["LimitNOFILE"][0]) * 3 // 4 >= HttpSettings().max_connections
 
 
 def test_unit_is_hardened() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import select
 import signal
 import socket
@@ -31,13 +32,20 @@ def _env() -> dict[str, str]:
     return env
 
 
-def start(home: Path, *args: str) -> subprocess.Popen[str]:
+def start(home: Path, *args: str, open_files: int | None = None) -> subprocess.Popen[str]:
+    """``mnemogate ARGS --home HOME``; ``open_files`` sets the child's RLIMIT_NOFILE (soft and hard)."""
+
+    def limit() -> None:
+        if open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
     return subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", *args, "--home", str(home)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         env=_env(),
+        preexec_fn=limit if open_files is not None else None,
     )
 
 

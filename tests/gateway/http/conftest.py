@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -48,15 +50,22 @@ async def runtime(home: Path) -> AsyncIterator[Runtime]:
 
 
 def build_app(
-    runtime: Runtime, *, admin_token: str | None = ADMIN_TOKEN, pairing: PairingBook | None = None
+    runtime: Runtime,
+    *,
+    admin_token: str | None = ADMIN_TOKEN,
+    api_token: str | None = API_TOKEN,
+    pairing: PairingBook | None = None,
+    **http_settings: Any,
 ) -> Gateway:
+    """Every part mounted; ``http_settings`` are further ``HttpSettings`` fields (e.g. ``allowed_hosts``)."""
     web, api = WebChatAdapter("web"), WebChatAdapter("api")
     turns = InlineTurns(runtime, {"web": web, "api": api})
     metrics = Metrics(runtime.state)
     http = HttpSettings(
         admin_token=SecretStr(admin_token) if admin_token else None,
-        api_token=SecretStr(API_TOKEN),
+        api_token=SecretStr(api_token) if api_token else None,
         api_reply_timeout_s=10,
+        **http_settings,
     )
 
     async def state_probe() -> str:
@@ -76,10 +85,9 @@ def build_app(
     return Gateway(runtime, app, web, api, turns, metrics)
 
 
-@pytest.fixture
-async def gateway(runtime: Runtime) -> AsyncIterator[Gateway]:
-    """Every part mounted and started, served on a free port of 127.0.0.1."""
-    gw = build_app(runtime)
+@contextlib.asynccontextmanager
+async def served(gw: Gateway) -> AsyncIterator[Gateway]:
+    """``gw`` with its channels started, served on a free port of 127.0.0.1."""
     await gw.web.start(gw.turns.handle)
     await gw.api.start(gw.turns.handle)
     async with serve_http(gw.app, "127.0.0.1", 0) as server:
@@ -89,3 +97,10 @@ async def gateway(runtime: Runtime) -> AsyncIterator[Gateway]:
         await gw.web.stop()
         await gw.api.stop()
         await gw.turns.drain()
+
+
+@pytest.fixture
+async def gateway(runtime: Runtime) -> AsyncIterator[Gateway]:
+    """Every part mounted and started, served on a free port of 127.0.0.1."""
+    async with served(build_app(runtime)) as gw:
+        yield gw

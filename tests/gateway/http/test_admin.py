@@ -12,7 +12,7 @@ from pydantic import SecretStr
 
 from agent_core.state import NewMessage, Principal
 from gateway.config import ConfigError
-from gateway.http import AdminExposureError, check_exposure, serve_http
+from gateway.http import AdminExposureError, Readiness, check_exposure, create_app, serve_http
 from gateway.runtime import Runtime
 from tests.gateway.http.conftest import ADMIN_TOKEN, Gateway, build_app
 
@@ -63,7 +63,7 @@ async def test_without_a_configured_token_the_admin_api_answers_401_to_everyone(
     local = httpx.ASGITransport(app=gw.app, client=("127.0.0.1", 5000))
     remote = httpx.ASGITransport(app=gw.app, client=("10.1.2.3", 5000))
     for transport in (local, remote):
-        async with httpx.AsyncClient(transport=transport, base_url="http://gw") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             refused = await client.get("/admin/persons")
             assert refused.status_code == 401
             assert "http.admin_token" in refused.text
@@ -78,6 +78,13 @@ async def test_refuses_to_start_on_a_public_address_without_a_token(runtime: Run
     assert issubclass(AdminExposureError, ConfigError)
     check_exposure("0.0.0.0", SecretStr("set"))
     check_exposure("127.0.0.1", None)
+
+
+async def test_the_exposure_check_fails_closed_for_any_app() -> None:
+    # An app that mounts neither the admin API nor /v1 (health and webhooks only) is refused all the same.
+    with pytest.raises(AdminExposureError, match=r"http\.admin_token"):
+        async with serve_http(create_app(Readiness({})), "0.0.0.0", 0):
+            pass
     check_exposure("::1", None)
 
 

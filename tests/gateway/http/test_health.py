@@ -12,7 +12,7 @@ from tests.gateway.http.conftest import Gateway
 
 async def _get(app: object, path: str) -> httpx.Response:
     transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-    async with httpx.AsyncClient(transport=transport, base_url="http://gw") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         return await client.get(path)
 
 
