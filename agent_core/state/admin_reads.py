@@ -145,27 +145,34 @@ def conversation_row(conn: sqlite3.Connection, conversation_id: str) -> Conversa
     return None if row is None else ConversationRow(*row)
 
 
-def _like_prefix(key_prefix: str) -> str:
-    """A LIKE pattern (``ESCAPE '\\'``) matching keys that start with ``key_prefix`` literally."""
-    return key_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+# Session keys starting with a prefix, exactly (byte for byte, case-sensitive): the half-open range
+# [prefix, prefix with its last character incremented) under SQLite's BINARY collation — which also lets
+# the session_key index serve it. (LIKE would match case-insensitively: another browser's key.)
+_PREFIX_RANGE = "session_key >= ? AND session_key < ? AND substr(session_key, 1, length(?)) = ?"
+
+
+def _prefix_range(key_prefix: str) -> tuple[str, str, str, str]:
+    if not key_prefix:
+        raise ValueError("a session key prefix must not be empty")
+    upper = key_prefix[:-1] + chr(ord(key_prefix[-1]) + 1)
+    return key_prefix, upper, key_prefix, key_prefix
 
 
 def live_conversation_with_prefix(conn: sqlite3.Connection, key_prefix: str) -> str | None:
-    """The id of the newest live conversation whose session key starts with ``key_prefix``."""
+    """The id of the newest live conversation whose session key starts with exactly ``key_prefix``."""
     row = conn.execute(
-        """SELECT id FROM conversations WHERE ended_at IS NULL AND session_key LIKE ? ESCAPE '\\'
-           ORDER BY created_at DESC LIMIT 1""",
-        (_like_prefix(key_prefix),),
+        f"""SELECT id FROM conversations WHERE ended_at IS NULL AND {_PREFIX_RANGE}
+            ORDER BY created_at DESC LIMIT 1""",
+        _prefix_range(key_prefix),
     ).fetchone()
     return None if row is None else str(row[0])
 
 
 def last_ended_with_prefix(conn: sqlite3.Connection, key_prefix: str) -> float | None:
-    """When the newest ended conversation whose session key starts with ``key_prefix`` ended."""
+    """When the newest ended conversation whose session key starts with exactly ``key_prefix`` ended."""
     row = conn.execute(
-        """SELECT max(ended_at) FROM conversations
-           WHERE ended_at IS NOT NULL AND session_key LIKE ? ESCAPE '\\'""",
-        (_like_prefix(key_prefix),),
+        f"SELECT max(ended_at) FROM conversations WHERE ended_at IS NOT NULL AND {_PREFIX_RANGE}",
+        _prefix_range(key_prefix),
     ).fetchone()
     return None if row is None or row[0] is None else float(row[0])
 

@@ -31,7 +31,9 @@ from .settings import StateSettings
 MANIFEST = "mnemogate-backup.json"
 MANIFEST_FORMAT = 1
 COPIED_DIRS = ("memories", "skills")
-COPIED_FILES = ("SOUL.md", "config.yaml")
+# client_ids.key: the key web chat cookies and API tokens are hashed with (gateway.identity.ClientKey);
+# a home restored without it would greet every browser as a stranger.
+COPIED_FILES = ("SOUL.md", "config.yaml", "client_ids.key")
 # Lock files and half-written temp files belong to the processes that made them, never to a backup.
 _IGNORED = shutil.ignore_patterns("*.lock", ".lock", "*.tmp")
 # SQLite's unix VFS keeps a shared lock on this byte of "<db>-shm" while any connection has the WAL open

@@ -3,15 +3,17 @@
 Invariants: an account maps to exactly one person (the accounts primary key); an account is created
 together with its person in one transaction, so no account ever names a missing person; an account moves
 to another person only by redeeming an unexpired, unused link code, in the same transaction that marks
-the code used, so a code joins at most one account.
+the code used, so a code joins at most one account; ``rename_account_ids`` rewrites an account's id in
+every row that carries it, in one transaction, so no row is left naming the old id.
 Run the read functions through ``StateStore.run_read`` and the write functions through ``run_write``.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .conversations import new_id
@@ -180,3 +182,72 @@ def redeem_link_code(
         (now, f"{platform}:{account_id}", code),
     )
     return Redemption(RedeemStatus.LINKED, person_id, previous)
+
+
+# Every column that may carry an account's id: as itself, inside a session key or a chat reference, or as
+# the first part of an event id (and of the keys and reply references derived from event ids).
+_ACCOUNT_ID_COLUMNS = (
+    ("accounts", "account_id"),
+    ("access_notices", "account_id"),
+    ("pairing_requests", "account_id"),
+    ("link_codes", "used_by"),
+    ("conversations", "session_key"),
+    ("sessions", "session_key"),
+    ("sessions", "user_id"),
+    ("sessions", "chat_id"),
+    ("messages", "platform_message_id"),
+    ("pending_messages", "platform_message_id"),
+    ("inbound_events", "event_id"),
+    ("turn_jobs", "chat_ref"),
+    ("turn_jobs", "reply_to"),
+    ("outbox", "chat_ref"),
+    ("outbox", "reply_to"),
+    ("outbox", "idempotency_key"),
+)
+_ID_TOKEN = re.compile(r"[A-Za-z0-9_%-]+")
+
+
+def platform_account_ids(conn: sqlite3.Connection, platform: str) -> set[str]:
+    """Every account id of ``platform`` that state.db mentions: accounts, notices, pairing, event ids."""
+    found: set[str] = set()
+    for table in ("accounts", "access_notices", "pairing_requests"):
+        rows = conn.execute(f"SELECT DISTINCT account_id FROM {table} WHERE platform = ?", (platform,))
+        found.update(str(row[0]) for row in rows)
+    events = conn.execute("SELECT event_id FROM inbound_events WHERE platform = ?", (platform,))
+    found.update(str(row[0]).partition(":")[0] for row in events)
+    return found
+
+
+def rename_account_ids(conn: sqlite3.Connection, renames: Mapping[str, str]) -> int:
+    """Replace every whole-token occurrence of each old id by its new id wherever ids are kept.
+
+    ``renames`` maps each form an old id takes (as is, and percent-escaped as in session keys) to the
+    same form of its new id. Old ids are matched as whole tokens (runs of letters, digits, ``_``, ``-``
+    and ``%``), so only an id itself is rewritten, never part of another. Freed space is zeroed
+    (``secure_delete``) so the old values do not linger in the file. Returns the rows changed.
+    """
+    if not renames:
+        return 0
+
+    def rename(value: str | None) -> str | None:
+        if value is None:
+            return None
+        return _ID_TOKEN.sub(lambda m: renames.get(m.group(0), m.group(0)), value)
+
+    def mentions(value: str | None) -> bool:
+        return value is not None and any(m.group(0) in renames for m in _ID_TOKEN.finditer(value))
+
+    conn.create_function("mnemogate_rename_id", 1, rename, deterministic=True)
+    conn.create_function("mnemogate_mentions_id", 1, mentions, deterministic=True)
+    conn.execute("PRAGMA secure_delete = ON")
+    changed = 0
+    try:
+        for table, column in _ACCOUNT_ID_COLUMNS:
+            cursor = conn.execute(
+                f"UPDATE {table} SET {column} = mnemogate_rename_id({column}) "
+                f"WHERE mnemogate_mentions_id({column})"
+            )
+            changed += max(0, cursor.rowcount)
+    finally:
+        conn.execute("PRAGMA secure_delete = OFF")
+    return changed

@@ -1,4 +1,4 @@
-"""RateLimiter: one token bucket per person, refusing politely once per burst.
+"""RateLimiter: one token bucket per key (a person, or a client address), refusing politely once per burst.
 
 Invariants: a person may send ``capacity`` messages at once and one more per ``refill_s`` after that;
 the first refusal of a burst carries a notice and the following refusals are silent until a message is
@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gateway.access.settings import RateLimitSettings
+from gateway.access.settings import TokenBucketSettings
 
 _SWEEP_EVERY = 1024  # checks between sweeps of idle buckets
 
@@ -36,9 +36,9 @@ class _Bucket:
 
 
 class RateLimiter:
-    """Per-person token buckets."""
+    """Token buckets per key (``rate_limit`` per person; ``rate_limit.new_web_persons`` per address)."""
 
-    def __init__(self, settings: RateLimitSettings, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, settings: TokenBucketSettings, clock: Callable[[], float] = time.monotonic) -> None:
         self._settings = settings
         self._clock = clock
         self._buckets: dict[str, _Bucket] = {}

@@ -119,11 +119,32 @@ class AccessSettings(BaseModel):
         )
 
 
-class RateLimitSettings(BaseModel):
-    """``rate_limit``: a token bucket per person: ``capacity`` messages at once, then one per ``refill_s``."""
+class TokenBucketSettings(BaseModel):
+    """A token bucket per key: ``capacity`` at once, then one more per ``refill_s``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     enabled: bool = True
     capacity: int = Field(default=10, ge=1)
     refill_s: float = Field(default=6.0, gt=0)
+
+
+class NewPersonsSettings(TokenBucketSettings):
+    """``rate_limit.new_web_persons``: web chat persons one client address may create (new browsers)."""
+
+    capacity: int = Field(default=20, ge=1)
+    refill_s: float = Field(default=60.0, gt=0)
+
+
+class RateLimitSettings(TokenBucketSettings):
+    """``rate_limit``: a token bucket per person: ``capacity`` messages at once, then one per ``refill_s``;
+    and ``new_web_persons``, a bucket per client address for browsers the gateway has not seen before.
+    ``enabled: false`` turns off both."""
+
+    new_web_persons: NewPersonsSettings = Field(default_factory=NewPersonsSettings)
+
+    def new_persons_budget(self) -> NewPersonsSettings:
+        """The per-address budget in force: off whenever rate limiting as a whole is off."""
+        if self.enabled:
+            return self.new_web_persons
+        return self.new_web_persons.model_copy(update={"enabled": False})

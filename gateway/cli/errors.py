@@ -7,6 +7,7 @@ from agent_core.memory import MemoryStoreError
 from agent_core.state import StateError
 from gateway.config import ConfigError
 from gateway.contracts import AdapterConfigError
+from gateway.identity import ClientKeyError
 
 USER_FACING_ERRORS: tuple[type[Exception], ...] = (
     ConfigError,
@@ -14,4 +15,5 @@ USER_FACING_ERRORS: tuple[type[Exception], ...] = (
     MemoryStoreError,
     LLMConfigError,
     AdapterConfigError,
+    ClientKeyError,
 )

@@ -10,6 +10,7 @@ from gateway.contracts.adapter import (
     AdapterHealth,
     Checkpoints,
     HttpRoute,
+    InboundOutcome,
     InboundSink,
     load_adapter_factory,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "Checkpoints",
     "HttpRoute",
     "InboundMessage",
+    "InboundOutcome",
     "InboundSink",
     "LengthUnit",
     "OutboundMessage",

@@ -20,8 +20,26 @@ from gateway.contracts.messages import ChatRef, InboundMessage, OutboundMessage,
 
 ENTRY_POINT_GROUP = "mnemogate.adapters"
 
-InboundSink = Callable[[InboundMessage], Awaitable[None]]
-"""Where an adapter hands each inbound message; it returns once the message is durably accepted."""
+
+@dataclass(frozen=True)
+class InboundOutcome:
+    """What the gateway did with one inbound message, for an adapter whose sender waits on the answer.
+
+    ``accepted``: recorded (or a duplicate of a recorded one). Otherwise ``reason`` is "rate_limited" or
+    "denied" (for a ``caller_waits`` message nothing was recorded, so a retry is judged afresh),
+    ``retry_after_s`` says when a rate-limited sender may try again and ``notice`` is the text a platform
+    user would have been sent. Platform adapters may ignore it: their senders get the notice as a message.
+    """
+
+    accepted: bool
+    reason: str = "accepted"
+    retry_after_s: float | None = None
+    notice: str | None = None
+
+
+InboundSink = Callable[[InboundMessage], Awaitable[InboundOutcome | None]]
+"""Where an adapter hands each inbound message; it returns once the message is durably accepted (or
+refused), with the outcome (None from a sink that only accepts)."""
 
 
 class Checkpoints(Protocol):

@@ -62,7 +62,9 @@ class InboundMessage:
     """One platform event carrying a message for the bot.
 
     ``event_id`` is the platform's unique id of the delivery (Telegram update_id, Slack event_id,
-    Discord message id) and is what the inbound ledger dedupes on.
+    Discord message id) and is what the inbound ledger dedupes on. ``caller_waits``: the sender is
+    waiting on this very hand-off (an HTTP request to the embedded web chat or API), so a refusal is
+    returned to it in the sink's ``InboundOutcome`` instead of being sent later as a notice.
     """
 
     event_id: str
@@ -75,6 +77,7 @@ class InboundMessage:
     replies_to_bot: bool = False
     attachments: tuple[Attachment, ...] = ()
     sent_at: float | None = None
+    caller_waits: bool = False
     raw: object = field(default=None, compare=False, repr=False)
 
     @property
@@ -90,12 +93,17 @@ class InboundMessage:
 
 @dataclass(frozen=True)
 class OutboundMessage:
-    """One chunk of a reply, already rendered for the platform and within its limits."""
+    """One chunk of a reply, already rendered for the platform and within its limits.
+
+    ``kind`` says what it is: "reply" (a turn's answer), "error" (a turn that failed), "command" (a
+    command's reply), or one of the gateway's notices ("ack", "notice", "denied", "rate_limited").
+    """
 
     chat: ChatRef
     text: str
     idempotency_key: str
     reply_to_message_id: str | None = None
+    kind: str = "reply"
 
 
 @dataclass(frozen=True)

@@ -2,26 +2,32 @@
 
 ``create_app(readiness)`` alone serves ``/healthz`` and ``/readyz``; each further part (web chat, metrics,
 admin API, OpenAI-compatible endpoint, the platform adapters' webhook routes such as Telegram's webhook and
-Slack's Events API) is mounted when its dependencies are given. ``app.state.http``
-records the settings so ``serve_http`` can refuse an unprotected admin API on a non-loopback address.
+Slack's Events API) is mounted when its dependencies are given. Every route shares the same guards: the
+Host check (``gateway.http.access.HostCheck``), request bodies cut at ``http.max_body_bytes`` before they
+are parsed (413), and short error bodies (``gateway.http.bad_requests``). ``app.state.http`` records the
+settings for ``serve_http``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fastapi import FastAPI, Response
+from fastapi import Depends, FastAPI, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from agent_core.state import StateStore
+from gateway.access import NewPersonBudget
 from gateway.config import HttpSettings
 from gateway.contracts import HttpRoute
-from gateway.http.access import BearerGuard
+from gateway.http.access import BearerGuard, HostCheck, accepted_hosts
 from gateway.http.admin_routes import AdminBackend, admin_router
+from gateway.http.bad_requests import reject_lone_surrogates, validation_error
 from gateway.http.metrics import CONTENT_TYPE, Metrics
 from gateway.http.openai_compat import openai_router
 from gateway.http.readiness import ReadinessCheck
 from gateway.http.webchat_routes import webchat_router
+from gateway.identity import ClientKey
 from gateway.webchat import WebChatAdapter
 
 
@@ -35,12 +41,26 @@ def create_app(
     metrics: Metrics | None = None,
     admin: AdminBackend | None = None,
     adapter_routes: Sequence[HttpRoute] = (),
+    client_key: ClientKey | None = None,
+    new_web_persons: NewPersonBudget | None = None,
 ) -> FastAPI:
-    """The gateway's one HTTP app; see the module docstring for what each argument mounts."""
+    """The gateway's one HTTP app; see the module docstring for what each argument mounts.
+
+    ``client_key`` turns cookies and API tokens into account ids (default: the key file beside state.db);
+    ``new_web_persons`` limits new browsers per client address (default: ``rate_limit.new_web_persons``).
+    """
     settings = http or HttpSettings()
-    app = FastAPI(title="mnemogate", docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title="mnemogate",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        max_body_size=settings.max_body_bytes,
+        dependencies=[Depends(reject_lone_surrogates)],
+    )
     app.state.http = settings
-    app.state.guarded = admin is not None or api_channel is not None
+    app.add_middleware(HostCheck, allowed=accepted_hosts(settings))
+    app.add_exception_handler(RequestValidationError, validation_error)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
@@ -61,14 +81,16 @@ def create_app(
             return Response(await scrape.render(), media_type=CONTENT_TYPE)
 
     if webchat is not None:
-        app.include_router(webchat_router(webchat, state))
+        app.include_router(webchat_router(webchat, state, client_key=client_key, new_persons=new_web_persons))
     if admin is not None:
         app.include_router(admin_router(admin, BearerGuard([settings.admin_token], "admin API")))
     if api_channel is not None:
         guard = BearerGuard(
             [settings.admin_token, settings.api_token], "OpenAI-compatible API", loopback_without_token=True
         )
-        app.include_router(openai_router(api_channel, state, guard, settings.api_reply_timeout_s))
+        app.include_router(
+            openai_router(api_channel, state, guard, settings.api_reply_timeout_s, client_key=client_key)
+        )
     for route in adapter_routes:
         app.add_api_route(route.path, route.endpoint, methods=list(route.methods))
     return app

@@ -1,9 +1,17 @@
 """``POST /v1/chat/completions``: existing OpenAI clients talk to the agent through the normal pipeline.
 
-The request's ``user`` names the conversation (chat id on platform "api"); only the LAST user message is
-submitted, because the gateway already keeps the conversation's history. The reply is whatever the
-delivery loop hands the "api" channel for that chat; ``stream: true`` returns it as SSE chunks.
-Usage is the growth of the conversation's stored token counters across the request.
+Who a client is: the conversation (chat id, and so account and person, on platform "api") belongs to
+the pair (bearer token, ``user``) — ``<token fingerprint>.<user>``, the fingerprint being a keyed hash of
+the presented token (``ClientKey.api_client``), never the token. A request without ``user`` is
+stateless: it gets a conversation and person of its own (``<fingerprint>+<random>``), so it shares no
+memory or history with any other request. Only the LAST user message is submitted, because the gateway
+already keeps the conversation's history.
+
+Every request gets ITS answer: requests of one conversation take turns, and each waits for the reply to
+its own message (``WebChatAdapter.ask``), never for a notice or another request's reply. A rate-limited
+request is answered 429 with Retry-After and nothing is stored; a turn that failed is a 502. ``stream:
+true`` returns the answer as SSE chunks. Usage is the growth of the conversation's stored token counters
+across the request.
 """
 
 from __future__ import annotations
@@ -14,17 +22,23 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.state import StateStore
 from agent_core.state.admin_reads import conversation_token_totals, live_conversation_with_prefix
 from gateway.http.access import BearerGuard
+from gateway.http.webchat_routes import default_client_key, retry_after
+from gateway.identity import ClientKey
 from gateway.sessions import KeyScope, SessionKey
-from gateway.webchat import ChannelNotStartedError, ReplyTimeoutError, WebChatAdapter
-
-DEFAULT_USER = "default"
+from gateway.webchat import (
+    ChannelNotStartedError,
+    MessageRefusedError,
+    PendingReply,
+    ReplyTimeoutError,
+    WebChatAdapter,
+)
 
 
 class ChatMessageIn(BaseModel):
@@ -50,14 +64,29 @@ def _text(message: ChatMessageIn) -> str:
     return "\n".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
 
 
-def _error(status: int, message: str, kind: str) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": kind, "code": status}}, status_code=status)
+def _error(status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"message": message, "type": kind, "code": status}}, status_code=status, headers=headers
+    )
+
+
+def api_chat_id(key: ClientKey, request: Request, user: str | None) -> str:
+    """The conversation of this request: (token fingerprint, user), or a fresh one without ``user``."""
+    scheme, _, presented = request.headers.get("authorization", "").partition(" ")
+    client = key.api_client(presented.strip() if scheme.lower() == "bearer" else None)
+    return f"{client}.{user}" if user else f"{client}+{secrets.token_hex(8)}"
 
 
 def openai_router(
-    channel: WebChatAdapter, state: StateStore | None, guard: BearerGuard, timeout: float
+    channel: WebChatAdapter,
+    state: StateStore | None,
+    guard: BearerGuard,
+    timeout: float,
+    *,
+    client_key: ClientKey | None = None,
 ) -> APIRouter:
     router = APIRouter(dependencies=[Depends(guard)])
+    key = client_key or default_client_key(state)
 
     async def tokens(chat_id: str) -> tuple[int, int]:
         if state is None:
@@ -73,26 +102,34 @@ def openai_router(
         return await state.run_read(lambda c: conversation_token_totals(c, conversation_id))
 
     @router.post("/v1/chat/completions", response_model=None)
-    async def completions(body: CompletionRequest) -> JSONResponse | StreamingResponse:
+    async def completions(body: CompletionRequest, request: Request) -> JSONResponse | StreamingResponse:
         user_messages = [m for m in body.messages if m.role == "user"]
         if not user_messages or not _text(user_messages[-1]).strip():
             return _error(400, "messages must contain a user message with text", "invalid_request_error")
-        chat_id = body.user or DEFAULT_USER
-        text = _text(user_messages[-1])
+        chat_id = api_chat_id(key, request, body.user)
         completion_id = "chatcmpl-" + secrets.token_hex(12)
         created = int(time.time())
-        if body.stream:
-            return StreamingResponse(
-                _stream(channel, chat_id, text, timeout, completion_id, created, body.model),
-                media_type="text/event-stream",
-            )
         before = await tokens(chat_id)
         try:
-            _, replies = await channel.ask(chat_id, text, timeout=timeout)
+            pending = await channel.ask(chat_id, _text(user_messages[-1]), timeout=timeout)
         except ChannelNotStartedError as exc:
             return _error(503, str(exc), "server_error")
+        except MessageRefusedError as exc:
+            if exc.reason == "rate_limited":
+                return _error(429, str(exc), "rate_limit_exceeded", retry_after(exc.retry_after_s))
+            return _error(403, str(exc), "permission_denied")
         except ReplyTimeoutError as exc:
             return _error(504, f"the agent did not reply in time: {exc}", "timeout")
+        if body.stream:
+            return StreamingResponse(
+                _stream(pending, completion_id, created, body.model), media_type="text/event-stream"
+            )
+        try:
+            reply = await pending.answer()
+        except ReplyTimeoutError as exc:
+            return _error(504, f"the agent did not reply in time: {exc}", "timeout")
+        if reply.kind == "error":
+            return _error(502, reply.text, "server_error")
         after = await tokens(chat_id)
         prompt, completion = max(0, after[0] - before[0]), max(0, after[1] - before[1])
         return JSONResponse(
@@ -104,7 +141,7 @@ def openai_router(
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": "\n\n".join(r.text for r in replies)},
+                        "message": {"role": "assistant", "content": reply.text},
                         "finish_reason": "stop",
                     }
                 ],
@@ -119,15 +156,7 @@ def openai_router(
     return router
 
 
-async def _stream(
-    channel: WebChatAdapter,
-    chat_id: str,
-    text: str,
-    timeout: float,  # noqa: ASYNC109 - handed to the channel, which enforces it
-    completion_id: str,
-    created: int,
-    model: str,
-) -> AsyncIterator[str]:
+async def _stream(pending: PendingReply, completion_id: str, created: int, model: str) -> AsyncIterator[str]:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
         payload = {
             "id": completion_id,
@@ -140,11 +169,13 @@ async def _stream(
 
     yield chunk({"role": "assistant", "content": ""})
     try:
-        _, replies = await channel.ask(chat_id, text, timeout=timeout)
-    except (ChannelNotStartedError, ReplyTimeoutError) as exc:
-        yield f"data: {json.dumps({'error': {'message': str(exc), 'type': 'server_error'}})}\n\n"
+        reply = await pending.answer()
+    except ReplyTimeoutError as exc:
+        yield f"data: {json.dumps({'error': {'message': str(exc), 'type': 'timeout'}})}\n\n"
         return
-    for index, reply in enumerate(replies):
-        yield chunk({"content": ("\n\n" if index else "") + reply.text})
+    if reply.kind == "error":
+        yield f"data: {json.dumps({'error': {'message': reply.text, 'type': 'server_error'}})}\n\n"
+        return
+    yield chunk({"content": reply.text})
     yield chunk({}, "stop")
     yield "data: [DONE]\n\n"

@@ -1,15 +1,20 @@
 """The web chat's page and JSON/SSE API: one conversation per browser cookie.
 
-``POST /api/chat/messages`` hands the message to the web adapter (durably accepted before it answers);
-``GET /api/chat/messages`` returns the history from state.db (no ``after``: the live conversation plus the
-command replies and notices sent to this browser since it began) or waits for new replies
-(long poll); ``GET /api/chat/stream`` pushes replies as server-sent events. The cookie is random,
-HttpOnly and SameSite=Lax; a malformed cookie is replaced rather than trusted.
+``POST /api/chat/messages`` hands the message to the web adapter (durably accepted before it answers
+200, or refused with 429 + Retry-After / 403 and not stored); ``GET /api/chat/messages`` returns the
+history from state.db (no ``after``: the live conversation plus the command replies and notices sent to
+this browser since it began) or waits for new replies (long poll); ``GET /api/chat/stream`` pushes replies
+as server-sent events. The cookie is random, HttpOnly and SameSite=Lax, and it is a secret: the browser's
+account (and chat id, session keys, event ids) is the cookie's keyed hash (``ClientKey.web_account``),
+so nothing stored, shown or logged contains it; a malformed cookie is replaced rather than trusted. A
+message from a browser the gateway has never seen first spends a token of its client address's
+``rate_limit.new_web_persons`` bucket, so one address cannot mint persons without bound.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import secrets
 import time
@@ -28,10 +33,12 @@ from agent_core.state.admin_reads import (
     live_conversation_with_prefix,
 )
 from agent_core.state.outbox import ChatNotice, chat_notices
+from gateway.access import NewPersonBudget
 from gateway.contracts import AdapterError
 from gateway.delivery.addresses import chat_to_text
+from gateway.identity import ClientKey
 from gateway.sessions import KeyScope, SessionKey
-from gateway.webchat import ChannelNotStartedError, Cursor, Delivery, WebChatAdapter
+from gateway.webchat import ChannelNotStartedError, Cursor, Delivery, MessageRefusedError, WebChatAdapter
 
 COOKIE = "mnemogate_chat"
 _COOKIE_PATTERN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
@@ -51,21 +58,33 @@ def _page() -> str:
     return resources.files("gateway.webchat").joinpath("page.html").read_text(encoding="utf-8")
 
 
-def _chat_id(request: Request, response: Response) -> str:
-    """The browser's chat id from its cookie, minting and setting a new one when absent or malformed."""
+def _cookie(request: Request, response: Response) -> str:
+    """The browser's cookie, minting and setting a new one when absent or malformed."""
     current = request.cookies.get(COOKIE, "")
     if _COOKIE_PATTERN.match(current):
         return current
-    chat_id = secrets.token_urlsafe(24)
+    cookie = secrets.token_urlsafe(24)
     response.set_cookie(
         COOKIE,
-        chat_id,
+        cookie,
         max_age=_COOKIE_MAX_AGE,
         httponly=True,
         samesite="lax",
         secure=request.url.scheme == "https",
     )
-    return chat_id
+    return cookie
+
+
+def retry_after(seconds: float | None) -> dict[str, str]:
+    """The ``Retry-After`` header for a wait of ``seconds`` (whole seconds, at least 1)."""
+    return {"Retry-After": str(max(1, math.ceil(seconds or 1.0)))}
+
+
+def refusal(exc: MessageRefusedError) -> HTTPException:
+    """A refused message as HTTP: 429 with Retry-After when rate-limited, else 403."""
+    if exc.reason == "rate_limited":
+        return HTTPException(429, str(exc), headers=retry_after(exc.retry_after_s))
+    return HTTPException(403, str(exc))
 
 
 def _item(delivery: Delivery, cursor: str) -> dict[str, object]:
@@ -86,10 +105,26 @@ def _notice_item(notice: ChatNotice) -> dict[str, object]:
     return {"id": f"n{notice.id}", "role": "assistant", "text": notice.text, "at": notice.created_at}
 
 
-def webchat_router(adapter: WebChatAdapter, state: StateStore | None) -> APIRouter:
-    """Routes for the page and its API, bound to ``adapter`` (and ``state`` for history)."""
+def webchat_router(
+    adapter: WebChatAdapter,
+    state: StateStore | None,
+    *,
+    client_key: ClientKey | None = None,
+    new_persons: NewPersonBudget | None = None,
+) -> APIRouter:
+    """Routes for the page and its API, bound to ``adapter`` (and ``state`` for history).
+
+    ``client_key`` defaults to the key file next to state.db (an ephemeral key without ``state``);
+    ``new_persons`` to the default ``rate_limit.new_web_persons`` budget.
+    """
     router = APIRouter()
     feed = adapter.feed
+    key = client_key or default_client_key(state)
+    newcomers = new_persons or NewPersonBudget(state)
+
+    def _chat_id(request: Request, response: Response) -> str:
+        """The browser's chat id: its cookie's keyed hash (the cookie itself goes no further)."""
+        return key.web_account(_cookie(request, response))
 
     async def history(chat_id: str) -> list[dict[str, object]]:
         """The live conversation's transcript with the command replies and notices sent since it began."""
@@ -123,10 +158,20 @@ def webchat_router(adapter: WebChatAdapter, state: StateStore | None) -> APIRout
     @router.post("/api/chat/messages")
     async def post_message(body: PostedMessage, request: Request, response: Response) -> dict[str, object]:
         chat_id = _chat_id(request, response)
+        client = request.client.host if request.client else None
+        admitted = await newcomers.check(adapter.name, chat_id, client)
+        if not admitted.allowed:
+            raise HTTPException(
+                429,
+                "Too many new chats were started from your address; please try again later.",
+                headers=retry_after(admitted.retry_after_s),
+            )
         try:
             event_id = await adapter.submit(chat_id, body.text, body.client_message_id)
         except ChannelNotStartedError as exc:
             raise HTTPException(503, str(exc)) from exc
+        except MessageRefusedError as exc:
+            raise refusal(exc) from exc
         except AdapterError as exc:
             raise HTTPException(503, f"the message could not be accepted: {exc}") from exc
         return {"accepted": True, "event_id": event_id}
@@ -155,7 +200,8 @@ def webchat_router(adapter: WebChatAdapter, state: StateStore | None) -> APIRout
         cookie_holder = Response()
         chat_id = _chat_id(request, cookie_holder)
         response = StreamingResponse(
-            _events(request, chat_id, after or request.headers.get("last-event-id")),
+            # EventSource reconnects with the first URL; its Last-Event-ID header is the newer position.
+            _events(request, chat_id, request.headers.get("last-event-id") or after),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
@@ -187,3 +233,8 @@ def _resume(after: str, epoch: str) -> str:
     """The cursor to hand back when nothing arrived: the same one, unless it was from another epoch."""
     parsed = Cursor.parse(after)
     return after if parsed is not None and parsed.epoch == epoch else Cursor(epoch, 0).to_string()
+
+
+def default_client_key(state: StateStore | None) -> ClientKey:
+    """The home's client key (beside state.db), or a key for this process only when there is no home."""
+    return ClientKey.for_home(state.paths.db.parent) if state is not None else ClientKey.ephemeral()

@@ -1,7 +1,9 @@
-"""Persons and their platform accounts: account -> person resolution, /link codes and DM pairing."""
+"""Persons and their platform accounts: account -> person resolution, /link codes, DM pairing, and the
+per-home key that turns web chat cookies and API tokens into account ids."""
 
 from agent_core.state.pairing import PairingState
 from gateway.identity.accounts import Accounts, LinkOutcome, account_key
+from gateway.identity.client_key import KEY_FILENAME, ClientKey, ClientKeyError, is_web_account
 from gateway.identity.codes import ALPHABET, new_code, normalise_code
 from gateway.identity.errors import (
     IdentityError,
@@ -10,13 +12,17 @@ from gateway.identity.errors import (
     PairingError,
     UnknownPairingCodeError,
 )
+from gateway.identity.legacy_web_accounts import rekey_legacy_web_accounts
 from gateway.identity.pairing import Pairing, PairingRequest, PairingTicket
 from gateway.identity.person import Person
 from gateway.identity.settings import LinkSettings
 
 __all__ = [
     "ALPHABET",
+    "KEY_FILENAME",
     "Accounts",
+    "ClientKey",
+    "ClientKeyError",
     "IdentityError",
     "LinkError",
     "LinkOutcome",
@@ -30,6 +36,8 @@ __all__ = [
     "Person",
     "UnknownPairingCodeError",
     "account_key",
+    "is_web_account",
     "new_code",
     "normalise_code",
+    "rekey_legacy_web_accounts",
 ]

@@ -10,7 +10,10 @@ they are stored and shown to the model in the order people wrote them (a slow co
 for it; ``drain`` lets it finish at shutdown); a refused sender never reaches
 the queue or a command; a notice or command reply is queued through the outbox under a key derived from
 the event id, so a platform retry never sends it twice; ``handle`` returns only once the message is
-durably recorded (or deliberately dropped), so the adapter may acknowledge the platform then.
+durably recorded (or deliberately dropped), so the adapter may acknowledge the platform then. A refused
+message whose sender waits on the hand-off (``caller_waits``: the web chat and the API) is neither
+recorded nor answered with a notice: the refusal is returned in the ``InboundOutcome`` (HTTP 429/403), so
+nothing is "accepted" and then lost, and a retry of the same event is judged again.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gateway.access import AccessControl, Admitted, RateLimiter
-from gateway.contracts import ChatKind, InboundMessage
+from gateway.contracts import ChatKind, InboundMessage, InboundOutcome
 from gateway.delivery import Outbox
 from gateway.identity import Person
 from gateway.queue import TurnQueue
@@ -35,6 +38,7 @@ from .settings import SessionSettings
 
 _LOG = logging.getLogger("mnemogate.inbound")
 _DRAIN_GRACE_S = 10.0
+_REFUSALS = frozenset({"denied", "rate_limited"})
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,14 @@ class Stop:
     conversation_id: str | None = None
     then: Callable[[], Coroutine[Any, Any, None]] | None = None
     """Work left for after the chat's turn in ``ChatOrder`` is released (a slow command)."""
+    notice: str | None = None
+    retry_after_s: float | None = None
+
+    def outcome(self) -> InboundOutcome:
+        """What the adapter is told: accepted, or refused with the refusal's notice and wait."""
+        if self.reason not in _REFUSALS:
+            return InboundOutcome(True, self.reason)
+        return InboundOutcome(False, self.reason, self.retry_after_s, self.notice)
 
 
 Stage = Callable[[InboundContext], Awaitable[InboundContext | Stop]]
@@ -93,8 +105,8 @@ class InboundPipeline:
             self._enqueue,
         )
 
-    async def handle(self, message: InboundMessage) -> None:
-        await self.process(message)
+    async def handle(self, message: InboundMessage) -> InboundOutcome:
+        return (await self.process(message)).outcome()
 
     async def process(self, message: InboundMessage) -> Stop:
         async with self._order.turn(message.chat):
@@ -153,7 +165,7 @@ class InboundPipeline:
         if isinstance(decision, Admitted):
             return replace(context, person=decision.person)
         await self._refuse(context.message, decision.notice, "denied")
-        return Stop("denied")
+        return Stop("denied", notice=decision.notice)
 
     async def _rate_limit(self, context: InboundContext) -> InboundContext | Stop:
         person = _person(context)
@@ -161,7 +173,7 @@ class InboundPipeline:
         if decision.allowed:
             return context
         await self._refuse(context.message, decision.notice, "rate_limited")
-        return Stop("rate_limited")
+        return Stop("rate_limited", notice=decision.notice, retry_after_s=decision.retry_after_s)
 
     async def _command(self, context: InboundContext) -> InboundContext | Stop:
         parsed = self._commands.parse(context.message.text)
@@ -195,6 +207,8 @@ class InboundPipeline:
         return Stop("queued", result.conversation_id)
 
     async def _refuse(self, message: InboundMessage, notice: str | None, kind: str) -> None:
+        if message.caller_waits:
+            return  # the caller is told in the outcome; recording it would turn its retry into a duplicate
         if not await self._queue.record_event(message, kind) or notice is None:
             return
         await self._outbox.notify(

@@ -2,9 +2,10 @@
 
 Invariants: every delivery gets a sequence number that only grows within one feed; a delivery whose
 idempotency key was already published to that chat is not published again (a delivery retry never shows
-a reply twice); memory is bounded (``per_chat`` items per chat, ``max_chats`` chats, least recently used
-dropped). The feed is not durable: after a restart a browser reloads its history from state.db, which is
-why cursors carry the feed's random epoch.
+a reply twice); memory is bounded — ``per_chat`` items per chat, ``max_chats`` chats and ``max_bytes`` of
+reply text in all (least recently used chats dropped first, then a chat's oldest items; the newest
+delivery always stays). The feed is not durable: after a restart (or an eviction) a browser reloads its
+history from state.db, which is why cursors carry the feed's random epoch.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import secrets
 import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass
+
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+_ITEM_OVERHEAD = 160  # bytes a Delivery and its deque slot cost beyond the text, roughly
 
 
 @dataclass(frozen=True)
@@ -50,11 +54,16 @@ class Cursor:
 class ChatFeed:
     """Delivered replies per chat id, with waiters woken on every publish."""
 
-    def __init__(self, *, per_chat: int = 200, max_chats: int = 10_000) -> None:
+    def __init__(
+        self, *, per_chat: int = 200, max_chats: int = 10_000, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         self.epoch = secrets.token_hex(4)
         self._per_chat = per_chat
         self._max_chats = max_chats
+        self._max_bytes = max_bytes
         self._chats: OrderedDict[str, deque[Delivery]] = OrderedDict()
+        self._chat_bytes: dict[str, int] = {}
+        self._bytes = 0
         self._seq = 0
         self._changed = asyncio.Condition()
         self._closed = False
@@ -67,9 +76,7 @@ class ChatFeed:
         """Record one delivery for ``chat_id`` (once per receipt id) and wake its waiters."""
         items = self._chats.get(chat_id)
         if items is None:
-            items = self._chats[chat_id] = deque(maxlen=self._per_chat)
-            while len(self._chats) > self._max_chats:
-                self._chats.popitem(last=False)
+            items = self._chats[chat_id] = deque()
         else:
             self._chats.move_to_end(chat_id)
             for existing in items:
@@ -78,9 +85,30 @@ class ChatFeed:
         self._seq += 1
         delivery = Delivery(self._seq, receipt_id, text, time.time())
         items.append(delivery)
+        self._account(chat_id, _size(delivery))
+        self._evict(chat_id, items)
         async with self._changed:
             self._changed.notify_all()
         return delivery
+
+    @property
+    def held_bytes(self) -> int:
+        """The (approximate) memory the kept deliveries take, as counted against ``max_bytes``."""
+        return self._bytes
+
+    def _account(self, chat_id: str, size: int) -> None:
+        self._chat_bytes[chat_id] = self._chat_bytes.get(chat_id, 0) + size
+        self._bytes += size
+
+    def _evict(self, chat_id: str, newest: deque[Delivery]) -> None:
+        """Apply the bounds after a publish to ``chat_id`` (so the most recently used chat)."""
+        while len(newest) > self._per_chat:
+            self._account(chat_id, -_size(newest.popleft()))
+        while len(self._chats) > self._max_chats or (self._bytes > self._max_bytes and len(self._chats) > 1):
+            dropped, _ = self._chats.popitem(last=False)
+            self._bytes -= self._chat_bytes.pop(dropped, 0)
+        while self._bytes > self._max_bytes and len(newest) > 1:
+            self._account(chat_id, -_size(newest.popleft()))
 
     def since(self, chat_id: str, cursor: Cursor | None) -> list[Delivery]:
         """Deliveries to ``chat_id`` after ``cursor`` (all kept ones for a missing or foreign cursor)."""
@@ -109,3 +137,7 @@ class ChatFeed:
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+def _size(delivery: Delivery) -> int:
+    return len(delivery.text.encode("utf-8", "surrogatepass")) + _ITEM_OVERHEAD

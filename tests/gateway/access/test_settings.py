@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from gateway.access.settings import NewPersonsSettings, RateLimitSettings
 from gateway.config import ConfigError, load_settings
 
 
@@ -56,3 +57,12 @@ def test_yaml_platform_sections_admins_and_env_overrides(home: Path, monkeypatch
 def test_mistakes_are_reported_by_key(home: Path, yaml_text: str, bad_key: str) -> None:
     with pytest.raises(ConfigError, match=bad_key.replace(".", r"\.")):
         load(home, yaml_text)
+
+
+def test_turning_rate_limits_off_also_stops_limiting_new_browsers_per_address() -> None:
+    assert RateLimitSettings().new_persons_budget().enabled
+    off = RateLimitSettings(enabled=False)
+    assert not off.new_persons_budget().enabled
+    assert (
+        not RateLimitSettings(new_web_persons=NewPersonsSettings(enabled=False)).new_persons_budget().enabled
+    )

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import sqlite3
+import sys
 import time
+from pathlib import Path
+from subprocess import PIPE
 
 import httpx
+import pytest
 
 from gateway.http import COOKIE
 from tests.gateway.http.conftest import Gateway
+from tests.gateway.webchat.served_gateway import Served, idle, served, served_settings
 
 OFFLINE = "[offline model]"
 
@@ -63,6 +71,29 @@ async def test_reply_arrives_over_server_sent_events(gateway: Gateway) -> None:
                     break
     assert "stream me" in str(event["text"])
     assert event["role"] == "assistant"
+
+
+async def _first_event(browser: httpx.AsyncClient, **kwargs: object) -> dict[str, object]:
+    async with browser.stream("GET", "/api/chat/stream", **kwargs) as stream:  # type: ignore[arg-type]
+        async for line in stream.aiter_lines():
+            if line.startswith("data: "):
+                return dict(json.loads(line[len("data: ") :]))
+    raise AssertionError("the stream ended without an event")
+
+
+async def test_a_reconnecting_stream_resumes_from_its_last_event_not_from_the_url(gateway: Gateway) -> None:
+    """EventSource reconnects to the same URL (``?after=`` of the first connect) with Last-Event-ID:
+    the header is the newer position, so replies already shown are not replayed."""
+    async with gateway.client() as browser:
+        cursor = (await browser.get("/api/chat/messages")).json()["cursor"]
+        await browser.post("/api/chat/messages", json={"text": "first one"})
+        first = await _first_event(browser, params={"after": cursor})
+        await browser.post("/api/chat/messages", json={"text": "second one"})
+        resumed = await _first_event(
+            browser, params={"after": cursor}, headers={"Last-Event-ID": str(first["cursor"])}
+        )
+    assert "first one" in str(first["text"])
+    assert "second one" in str(resumed["text"])
 
 
 async def test_history_survives_a_page_reload(gateway: Gateway) -> None:
@@ -140,3 +171,124 @@ async def test_rejects_empty_text_and_answers_503_when_not_started(gateway: Gate
         await gateway.web.stop()
         response = await browser.post("/api/chat/messages", json={"text": "anyone?"})
     assert response.status_code == 503
+
+
+# --- The cookie is a secret; refusals are visible; against the real pipeline, queue and delivery ---
+
+
+_TEST_CLIENTS = ("httpx", "httpcore")  # the test's own HTTP client logs the cookie it receives
+
+
+async def _user_texts(gateway: Served) -> list[str]:
+    return await gateway.runtime.state.run_read(
+        lambda c: [
+            str(r[0]) for r in c.execute("SELECT content FROM messages WHERE role = 'user' ORDER BY id")
+        ]
+    )
+
+
+async def _every_stored_text(gateway: Served) -> str:
+    """Every text value of every table in state.db, joined: what someone reading the file would see."""
+
+    def dump(conn: sqlite3.Connection) -> str:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        values = []
+        for table in tables:
+            for row in conn.execute(f'SELECT * FROM "{table}"'):
+                values += [str(value) for value in row if isinstance(value, str)]
+        return "\n".join(values)
+
+    return await gateway.runtime.state.run_read(dump)
+
+
+async def test_fifteen_quick_sends_the_limited_ones_get_429_with_retry_after_and_are_not_stored(
+    home: Path,
+) -> None:
+    settings = served_settings(rate_limit={"capacity": 10, "refill_s": 3600})
+    async with served(home, settings) as gateway, gateway.browser() as browser:
+        await browser.get("/")
+        answers = [
+            await browser.post(
+                "/api/chat/messages", json={"text": f"message {n}", "client_message_id": f"c{n}"}
+            )
+            for n in range(15)
+        ]
+        await idle(gateway)
+        stored = await _user_texts(gateway)
+        retried = await browser.post(
+            "/api/chat/messages", json={"text": "message 14", "client_message_id": "c14"}
+        )
+    assert [a.status_code for a in answers] == [200] * 10 + [429] * 5
+    assert all(int(a.headers["retry-after"]) >= 1 for a in answers[10:])
+    assert all("accepted" not in a.json() for a in answers[10:])
+    assert stored == [f"message {n}" for n in range(10)]
+    assert retried.status_code == 429  # a retry of a refused message is judged again, not deduped away
+
+
+async def test_a_cookieless_flood_from_one_address_is_limited(home: Path) -> None:
+    settings = served_settings(
+        rate_limit={"enabled": False, "new_web_persons": {"capacity": 3, "refill_s": 3600}}
+    )
+    async with served(home, settings) as gateway:
+        answers = []
+        for n in range(6):
+            async with gateway.browser() as stranger:  # a fresh client: no cookie at all
+                answers.append(await stranger.post("/api/chat/messages", json={"text": f"flood {n}"}))
+        async with gateway.browser(cookies={COOKIE: "invented-cookie-0123456789abcdef"}) as forger:
+            forged = await forger.post("/api/chat/messages", json={"text": "with a made-up cookie"})
+        async with gateway.browser() as regular:
+            await regular.get("/")
+        web_persons = await gateway.count("SELECT count(*) FROM accounts WHERE platform = 'web'")
+    assert [a.status_code for a in answers] == [200, 200, 200, 429, 429, 429]
+    assert int(answers[-1].headers["retry-after"]) >= 1
+    assert forged.status_code == 429
+    assert web_persons == 3
+
+
+async def test_the_cookie_is_never_stored_shown_or_logged(
+    home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    async with served(home) as gateway, gateway.browser() as browser:
+        await browser.get("/")
+        cookie = browser.cookies[COOKIE]
+        posted = await browser.post("/api/chat/messages", json={"text": "hello", "client_message_id": "c1"})
+        await browser.post("/api/chat/messages", json={"text": "/whoami", "client_message_id": "c2"})
+        await idle(gateway)
+        history = (await browser.get("/api/chat/messages")).text
+        async with gateway.admin() as admin:
+            persons = (await admin.get("/admin/persons")).text
+            conversations = (await admin.get("/admin/conversations")).text
+        stored = await _every_stored_text(gateway)
+    cli = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "gateway.cli", "sessions", "list", "--home", str(home), stdout=PIPE
+    )
+    listed = (await asyncio.wait_for(cli.communicate(), 60))[0].decode()
+    assert cli.returncode == 0 and "web" in listed
+    assert "Account: web:" in history  # the /whoami reply names the account...
+    for place, text in {
+        "POST response": posted.text,
+        "/whoami and history": history,
+        "/admin/persons": persons,
+        "/admin/conversations": conversations,
+        "state.db": stored,
+        "sessions list": listed,
+        "log": "\n".join(
+            record.getMessage() for record in caplog.records if not record.name.startswith(_TEST_CLIENTS)
+        ),
+    }.items():
+        assert cookie not in text, place  # ...but never by the cookie
+    assert (home / "client_ids.key").stat().st_mode & 0o777 == 0o600
+
+
+async def test_a_lower_case_copy_of_a_cookie_reads_nothing_of_that_browser(home: Path) -> None:
+    async with served(home) as gateway:
+        async with gateway.browser() as alice:
+            await alice.get("/")
+            await alice.post("/api/chat/messages", json={"text": "alice's private note"})
+            await idle(gateway)
+            cookie = alice.cookies[COOKIE]
+        assert cookie.lower() != cookie
+        async with gateway.browser(cookies={COOKIE: cookie.lower()}) as mallory:
+            seen = (await mallory.get("/api/chat/messages")).json()["messages"]
+    assert seen == []

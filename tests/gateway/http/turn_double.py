@@ -59,7 +59,12 @@ class InlineTurns:
             if reply:
                 adapter = self.adapters[message.platform]
                 await adapter.send(
-                    OutboundMessage(message.chat, reply, idempotency_key=f"{message.event_id}:0")
+                    OutboundMessage(
+                        message.chat,
+                        reply,
+                        idempotency_key=f"{message.event_id}:0",
+                        reply_to_message_id=message.message_id,  # as the delivery loop does
+                    )
                 )
 
     async def drain(self) -> None:

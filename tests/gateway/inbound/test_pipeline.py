@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from gateway.access import NOT_ALLOWED
@@ -93,3 +94,37 @@ async def test_group_scope_is_configurable_per_platform(home: Path) -> None:
         a = await b.gateway.pipeline.process(in_group("from ada", "ada", "e1"))
         c = await b.gateway.pipeline.process(in_group("from cy", "cy", "e2"))
         assert a.conversation_id == c.conversation_id
+
+
+def _waiting(text: str, event: str) -> InboundMessage:
+    """A message whose sender waits on the hand-off (the web chat's or the API's HTTP request)."""
+    return replace(dm(text, event=event), caller_waits=True)
+
+
+async def test_a_refused_message_whose_sender_waits_is_returned_to_it_and_not_stored(home: Path) -> None:
+    config = open_config(rate_limit={"capacity": 1, "refill_s": 3600})
+    async with backbone(home, config=config) as b:
+        first = await b.gateway.pipeline.handle(_waiting("m0", "e0"))
+        refused = await b.gateway.pipeline.handle(_waiting("m1", "e1"))
+        retried = await b.gateway.pipeline.handle(_waiting("m1", "e1"))
+        assert await b.wait_sent(1) == ["echo: m0"]
+        recorded = await b.runtime.state.run_read(
+            lambda c: [r[0] for r in c.execute("SELECT event_id FROM inbound_events ORDER BY event_id")]
+        )
+        notices = await b.runtime.state.run_read(
+            lambda c: c.execute("SELECT count(*) FROM outbox WHERE kind = 'rate_limited'").fetchone()[0]
+        )
+    assert first.accepted and not refused.accepted
+    assert refused.reason == "rate_limited" and (refused.retry_after_s or 0) > 0 and refused.notice
+    assert retried.reason == "rate_limited"  # judged again, not taken for a duplicate of a stored event
+    assert recorded == ["e0"] and notices == 0
+
+
+async def test_a_denied_sender_who_waits_gets_the_refusal_in_the_outcome(home: Path) -> None:
+    async with backbone(home, config={}) as b:
+        outcome = await b.gateway.pipeline.handle(_waiting("hi", "e1"))
+        queued = await b.runtime.state.run_read(
+            lambda c: c.execute("SELECT count(*) FROM outbox").fetchone()[0]
+        )
+    assert (outcome.accepted, outcome.reason, outcome.notice) == (False, "denied", NOT_ALLOWED)
+    assert queued == 0

@@ -57,3 +57,26 @@ async def test_timeout_and_close_end_waits() -> None:
     waiter = asyncio.create_task(feed.wait("a", feed.position(), timeout=30))
     await feed.close()
     assert await asyncio.wait_for(waiter, 2) == []
+
+
+async def test_memory_is_bounded_by_bytes_least_recently_used_chats_first() -> None:
+    reply = "x" * 20_000  # the size that took the feed to 497 MB at 12,203 chats
+    feed = ChatFeed(max_bytes=1_000_000)
+    for chat in range(200):
+        await feed.publish(f"chat{chat}", "k", reply)
+    assert feed.held_bytes <= 1_000_000
+    assert feed.since("chat0", None) == []  # the oldest chats went first...
+    assert [i.text for i in feed.since("chat199", None)] == [reply]  # ...the newest stays
+    for n in range(100):
+        await feed.publish("chat199", f"k{n}", reply)
+    assert feed.held_bytes <= 1_000_000
+    assert len(feed.since("chat199", None)) < 100  # one busy chat is trimmed to its newest items too
+    assert feed.since("chat199", None)[-1].receipt_id == "k99"
+
+
+async def test_a_single_delivery_larger_than_the_bound_is_still_delivered() -> None:
+    feed = ChatFeed(max_bytes=1_000)
+    await feed.publish("a", "small", "hi")
+    await feed.publish("b", "huge", "y" * 5_000)
+    assert [i.receipt_id for i in feed.since("b", None)] == ["huge"]
+    assert feed.since("a", None) == []
