@@ -6,6 +6,7 @@ Public surface: ``StateStore`` (async facade), its settings, records and errors.
 from .connection import wal_unsupported
 from .errors import (
     SearchIndexUnavailableError,
+    StateDamagedError,
     StateError,
     StateUnavailableError,
     StoreClosedError,
@@ -14,6 +15,8 @@ from .errors import (
     WriteContentionError,
 )
 from .fts_query import FtsIndexName
+from .health import SearchHealth, SearchState
+from .integrity import SetAside, set_aside_damaged
 from .records import (
     AlreadyCompressed,
     Compressed,
@@ -44,8 +47,12 @@ __all__ = [
     "NewMessage",
     "NewSegment",
     "Principal",
+    "SearchHealth",
     "SearchIndexUnavailableError",
+    "SearchState",
     "SegmentRecord",
+    "SetAside",
+    "StateDamagedError",
     "StateError",
     "StateSettings",
     "StateStore",
@@ -57,5 +64,6 @@ __all__ = [
     "UnknownMessageError",
     "UnknownSegmentError",
     "WriteContentionError",
+    "set_aside_damaged",
     "wal_unsupported",
 ]

@@ -10,12 +10,37 @@ class StateError(Exception):
 
 
 class StateUnavailableError(StateError):
-    """The database file cannot be used (corrupt, not a database, a directory, no permission)."""
+    """The database file cannot be used (corrupt, not a database, a directory, no permission).
 
-    def __init__(self, path: Path, reason: str) -> None:
+    ``damaged`` says the file itself is broken (corrupt, or not a database) rather than out of reach
+    (permissions, a full disk): damage does not heal by retrying.
+    """
+
+    def __init__(self, path: Path, reason: str, *, damaged: bool = False) -> None:
         self.path = path
         self.reason = reason
-        super().__init__(f"state database {path} is unusable: {reason}")
+        self.damaged = damaged
+        super().__init__(self._describe())
+
+    def _describe(self) -> str:
+        return f"state database {self.path} is unusable: {self.reason}"
+
+
+class StateDamagedError(StateUnavailableError):
+    """state.db is empty, unreadable or fails its integrity check where a database with data is expected.
+
+    Raised when the store opens, so a damaged file is never silently replaced by a new empty database.
+    """
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(path, reason, damaged=True)
+
+    def _describe(self) -> str:
+        return (
+            f"state database {self.path} is damaged: {self.reason}; restore a backup "
+            "(mnemogate restore BACKUP --force), or start a new database with mnemogate serve --new-state "
+            "(the damaged file is moved aside, not deleted)"
+        )
 
 
 class WriteContentionError(StateError):

@@ -2,23 +2,27 @@
 
 Invariants: every method is a typed coroutine (no attribute forwarding); the SQLite work runs on the
 store's threads (see workers.py), so the event loop never blocks on SQLite. A cancelled call may still
-complete in its thread (treat its outcome as unknown).
+complete in its thread (treat its outcome as unknown). Opening refuses a damaged state.db (integrity.py);
+damage met later by any call or by the indexer is kept, so ``check_readable`` fails until a restart.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
 from . import chain, conversations, fts_query
 from .engine import StorePaths
-from .errors import SearchIndexUnavailableError
+from .errors import SearchIndexUnavailableError, StateUnavailableError
 from .fts_query import FtsIndexName
+from .health import SearchHealth
+from .integrity import check_at_start
 from .messages import clean_text, conversation_messages, prepare, set_api_content
 from .messages import segment_messages as read_segment_messages
 from .records import (
@@ -38,6 +42,7 @@ from .settings import StateSettings
 from .workers import StoreWorkers
 
 T = TypeVar("T")
+_LOG = logging.getLogger("agent_core.state")
 
 
 class StateStore:
@@ -47,6 +52,7 @@ class StateStore:
         self._settings = settings or StateSettings()
         self.paths = StorePaths.for_home(home, self._settings)
         self._workers = StoreWorkers(self.paths, self._settings)
+        self._damage: StateUnavailableError | None = None
 
     async def __aenter__(self) -> StateStore:
         await self.open()
@@ -58,7 +64,12 @@ class StateStore:
         await self.close()
 
     async def open(self) -> None:
-        """Open (creating or migrating) state.db; raises StateUnavailableError naming an unusable file."""
+        """Open (creating or migrating) state.db; raises StateUnavailableError naming an unusable file.
+
+        A state.db that is empty where the home holds data, unreadable, or failing its integrity check
+        raises StateDamagedError instead of starting a new database (see integrity.py).
+        """
+        await asyncio.to_thread(check_at_start, self.paths, self._settings, _LOG)
         await self._workers.open()
 
     async def close(self) -> None:
@@ -76,6 +87,31 @@ class StateStore:
     async def check_writable(self) -> None:
         """Prove the write lock can be taken now (readiness); raises a StateError subclass if not."""
         await self._write(lambda c: None)
+
+    async def check_readable(self) -> None:
+        """Prove state.db reads work now (readiness); raises StateUnavailableError if not.
+
+        Damage that any read, write or the indexer met since the store opened is raised again here: a
+        corrupt page does not heal, and the next start-up check refuses the file.
+        """
+        indexer = self._workers.indexer
+        damage = self._damage or (indexer.state_damage if indexer is not None else None)
+        if damage is not None:
+            # A new instance each time: re-raising one object would grow its traceback on every probe.
+            raise StateUnavailableError(damage.path, damage.reason, damaged=True)
+        await self._read(_probe_read)
+
+    async def search_health(self) -> SearchHealth:
+        """Whether search answers from a complete index now, is being rebuilt, or cannot answer."""
+        indexer = self._workers.indexer
+        failures = indexer.failures if indexer is not None else 0
+        newest = await self._read(fts_query.newest_message_id)
+        try:
+            indexed = await self._read(self._indexed_up_to, with_index=True)
+        except SearchIndexUnavailableError as exc:
+            return SearchHealth("unavailable", 0, newest, failures, detail=str(exc))
+        rebuilding = indexer is not None and indexer.catching_up
+        return SearchHealth.judge(indexed, newest, rebuilding=rebuilding, indexer_failures=failures)
 
     # -- conversations -------------------------------------------------------------------------
 
@@ -141,9 +177,11 @@ class StateStore:
         """Atomically end ``parent_session_id`` and start its child with ``messages``; see chain.compress."""
         now = time.time()
         prepared = [prepare(m, now) for m in messages]
-        return await self._workers.write(
-            lambda c: chain.compress(c, parent_session_id, child, prepared, now, read_up_to),
-            notify_indexer=True,
+        return await self._watch(
+            self._workers.write(
+                lambda c: chain.compress(c, parent_session_id, child, prepared, now, read_up_to),
+                notify_indexer=True,
+            )
         )
 
     async def freeze_system_prompt(self, segment_id: str, prompt: str) -> str:
@@ -160,7 +198,7 @@ class StateStore:
 
     async def append_messages(self, session_id: str, messages: Sequence[NewMessage]) -> list[int]:
         """Persist one step's messages in one transaction; returns their ids in order."""
-        return await self._workers.append(session_id, messages)
+        return await self._watch(self._workers.append(session_id, messages))
 
     async def append_message(self, session_id: str, message: NewMessage) -> int:
         (message_id,) = await self.append_messages(session_id, [message])
@@ -288,7 +326,22 @@ class StateStore:
         return fts_query.indexed_up_to(conn, self._settings.trigram_scope)
 
     async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        return await self._workers.write(fn)
+        return await self._watch(self._workers.write(fn))
 
     async def _read(self, fn: Callable[[sqlite3.Connection], T], *, with_index: bool = False) -> T:
-        return await self._workers.read(fn, with_index=with_index)
+        return await self._watch(self._workers.read(fn, with_index=with_index))
+
+    async def _watch(self, call: Awaitable[T]) -> T:
+        """Await ``call``, keeping the first damage it reveals for ``check_readable``."""
+        try:
+            return await call
+        except StateUnavailableError as exc:
+            if exc.damaged and self._damage is None:
+                self._damage = exc
+            raise
+
+
+def _probe_read(conn: sqlite3.Connection) -> None:
+    """A cheap read through the reader pool: the schema identity and the newest message's page."""
+    conn.execute("SELECT value FROM meta WHERE key = 'db_uuid'").fetchone()
+    conn.execute("SELECT id, length(content) FROM messages ORDER BY id DESC LIMIT 1").fetchone()

@@ -80,6 +80,11 @@ class StoreWorkers:
         await loop.run_in_executor(state.writer, state.engine.close)
         state.writer.shutdown(wait=True)
 
+    @property
+    def indexer(self) -> CatchUpIndexer | None:
+        """The open store's indexer thread, when it runs one (for health reports)."""
+        return None if self._open is None else self._open.indexer
+
     def stats(self) -> StoreStats:
         state = self._open
         if state is None:

@@ -1,7 +1,8 @@
 """Readiness: named component probes run concurrently with a timeout, reported per component.
 
 A probe returns "ok" or a short reason; one that raises or times out is reported as not ready with its
-error, never crashing ``/readyz``.
+error, never crashing ``/readyz``. "ok (…)" is a degraded component that does not stop turns (search
+being rebuilt, a failing memory provider).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
+from agent_core.state import SearchHealth, StateError, StateStore
 from gateway.contracts import Adapter
 
 ReadinessCheck = Callable[[], Awaitable[dict[str, str]]]
@@ -46,3 +48,38 @@ def adapters_probe(adapters: Sequence[Adapter]) -> Probe:
         return "ok" if not down else "not connected: " + ", ".join(down)
 
     return probe
+
+
+def state_probe(state: StateStore) -> Probe:
+    """ "ok" while state.db can be read and written; not ready once reads fail or found it damaged."""
+
+    async def probe() -> str:
+        try:
+            await state.check_readable()
+            await state.check_writable()
+        except StateError as exc:
+            return f"unavailable: {exc}"
+        return "ok"
+
+    return probe
+
+
+def search_probe(state: StateStore) -> Probe:
+    """ "ok", or "ok (search …)" while the index is missing or being rebuilt: search degrades, turns go on."""
+
+    async def probe() -> str:
+        try:
+            health = await state.search_health()
+        except StateError as exc:
+            return f"ok (search unknown: {exc})"
+        return describe_search(health)
+
+    return probe
+
+
+def describe_search(health: SearchHealth) -> str:
+    if health.state == "unavailable":
+        return f"ok (search unavailable until its index is rebuilt: {health.detail})"
+    if health.state == "rebuilding":
+        return f"ok (search rebuilding: indexed up to message {health.indexed_up_to:,} of {health.newest:,})"
+    return "ok"
