@@ -19,6 +19,8 @@ JournalMode = Literal["wal", "delete"]
 # pragma surface SQLITE_AUTH, "not authorized".
 WAL_INCOMPATIBLE_MARKERS = ("locking protocol", "not authorized")
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+# The file itself is broken: retrying cannot help, and the start-up check refuses it.
+_DAMAGE_CODES = ("SQLITE_NOTADB", "SQLITE_CORRUPT")
 _REASONS = {
     "SQLITE_NOTADB": "not an SQLite database (corrupt or a foreign file)",
     "SQLITE_CORRUPT": "the database disk image is malformed",
@@ -49,7 +51,7 @@ def unavailable(path: Path, exc: sqlite3.Error) -> StateUnavailableError:
     """Translate an SQLite error about the file itself into the store's one-line error."""
     name = getattr(exc, "sqlite_errorname", "") or ""
     reason = next((text for prefix, text in _REASONS.items() if name.startswith(prefix)), str(exc))
-    return StateUnavailableError(path, reason)
+    return StateUnavailableError(path, reason, damaged=name.startswith(_DAMAGE_CODES))
 
 
 def is_file_problem(exc: sqlite3.Error) -> bool:

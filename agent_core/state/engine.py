@@ -2,7 +2,8 @@
 closing it, plus the translation of file-level SQLite errors into ``StateUnavailableError``.
 
 Invariants: after ``open_engine`` returns, the database is at the latest schema and writable; every
-write goes through the engine's single ``WriteGate`` from the store's single writer thread.
+write goes through the engine's single ``WriteGate`` from the store's single writer thread; in WAL mode
+the engine's ``WalCheckpointer`` thread keeps the -wal file bounded, and appends never checkpoint.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .errors import StateError, StateUnavailableError
 from .schema import migrate
 from .settings import StateSettings
 from .sidecar import claim_if_new, open_sidecar
+from .wal_checkpointer import WalCheckpointer
 from .writer import WriteGate
 
 T = TypeVar("T")
@@ -42,15 +44,24 @@ class StorePaths:
 class Engine:
     """The writer connection, its gate and the journal mode it ended up with."""
 
-    def __init__(self, paths: StorePaths, gate: WriteGate, journal_mode: JournalMode) -> None:
+    def __init__(
+        self,
+        paths: StorePaths,
+        gate: WriteGate,
+        journal_mode: JournalMode,
+        checkpointer: WalCheckpointer | None = None,
+    ) -> None:
         self.paths = paths
         self.gate = gate
         self.journal_mode = journal_mode
+        self.checkpointer = checkpointer
 
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         return translate_errors(self.paths.db, lambda: self.gate.run(fn))
 
     def close(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.stop(5.0)
         # Best effort: fold the WAL back so the files at rest are small; other processes may still be busy.
         with contextlib.suppress(sqlite3.Error, StateError):
             self.gate.run_outside_transaction(
@@ -66,9 +77,8 @@ def open_engine(paths: StorePaths, settings: StateSettings, log: logging.Logger)
         paths.db.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StateUnavailableError(paths.db, f"its directory is not usable ({exc.strerror})") from None
-    # Appends must never pay for a checkpoint; the indexer thread checkpoints instead when it runs.
-    autocheckpoint = 0 if settings.index_enabled else None
-    conn = connect(paths.db, busy_timeout_ms=settings.busy_timeout_ms, wal_autocheckpoint=autocheckpoint)
+    # Appends must never pay for a checkpoint; the WAL checkpointer thread runs them instead.
+    conn = connect(paths.db, busy_timeout_ms=settings.busy_timeout_ms, wal_autocheckpoint=0)
     lock_path = paths.write_lock if settings.use_write_lock_file else None
     try:
         gate = WriteGate(conn, paths.db, lock_path, settings)
@@ -89,7 +99,11 @@ def open_engine(paths: StorePaths, settings: StateSettings, log: logging.Logger)
         raise
     db_uuid = str(conn.execute("SELECT value FROM meta WHERE key = 'db_uuid'").fetchone()[0])
     _ensure_sidecar(paths.sidecar, db_uuid, settings, log)
-    return Engine(paths, gate, mode)
+    checkpointer = None
+    if mode == "wal":
+        checkpointer = WalCheckpointer(paths.db, lock_path, settings, log)
+        checkpointer.start()
+    return Engine(paths, gate, mode, checkpointer)
 
 
 def _ensure_sidecar(path: Path, db_uuid: str, settings: StateSettings, log: logging.Logger) -> None:

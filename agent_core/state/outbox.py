@@ -3,7 +3,8 @@
 Invariants: ``idempotency_key`` is UNIQUE, so queuing the same reply twice (a re-run job, a retried command)
 adds nothing; rows of one chat are delivered strictly in id order — only the oldest undelivered row of a
 chat can be claimed; a claim expires, so a row held by a dead delivery process is claimed again and resumes
-at its first chunk without a recorded platform message id.
+at its first chunk without a recorded platform message id. Only delivered rows (``sent``) are ever deleted,
+by ``prune_delivered``, with their chunk progress; pending, sending and failed rows stay until delivered.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+_IDS_PER_STATEMENT = 500
 _COLUMNS = "id, conversation_id, platform, chat_ref, kind, text, reply_to, attempts, idempotency_key"
 
 
@@ -175,6 +177,31 @@ def release_claims(conn: sqlite3.Connection, holder: str) -> int:
         (holder,),
     )
     return cursor.rowcount
+
+
+def prune_delivered(conn: sqlite3.Connection, *, sent_before: float, limit: int) -> int:
+    """Delete up to ``limit`` rows delivered before ``sent_before`` (oldest first); returns how many.
+
+    Recovery stays exact: a reply's row is written in the transaction that finishes its job, so the job
+    of a pruned row is done and never recovered; ``is_message_queued`` only decides for replies that were
+    stored but never queued, which have no row to prune. The inbound ledger (kept) stops a re-delivered
+    event from queuing its reply again once the row is gone.
+    """
+    ids = [
+        int(row[0])
+        for row in conn.execute(
+            # Without statistics the planner would scan every delivered row via outbox_pending and sort.
+            "SELECT id FROM outbox INDEXED BY outbox_sent_at WHERE state = 'sent' AND sent_at < ? "
+            "ORDER BY sent_at LIMIT ?",
+            (sent_before, limit),
+        )
+    ]
+    for start in range(0, len(ids), _IDS_PER_STATEMENT):
+        part = ids[start : start + _IDS_PER_STATEMENT]
+        marks = ",".join("?" * len(part))
+        conn.execute(f"DELETE FROM outbox_chunks WHERE outbox_id IN ({marks})", part)
+        conn.execute(f"DELETE FROM outbox WHERE id IN ({marks}) AND state = 'sent'", part)
+    return len(ids)
 
 
 def is_message_queued(conn: sqlite3.Connection, message_id: int) -> bool:

@@ -158,8 +158,17 @@ _CHECKPOINTS = (
         PRIMARY KEY (platform, key)) WITHOUT ROWID""",
 )
 
-# A chat window's history shows the command replies and notices sent to that chat.
+# A chat window's history shows the command replies and notices sent to that chat. (This index never
+# existed: migration 4 already has an ``outbox_chat`` — (chat_ref, state, id), which the claim query needs —
+# so IF NOT EXISTS skipped it. Migration 8 creates it under its own name; this step is kept as it shipped.)
 _CHAT_NOTICES = ("CREATE INDEX IF NOT EXISTS outbox_chat ON outbox(chat_ref, id)",)
+
+# The newest rows of one chat, newest first, without a sort (the history read); delivered rows by age, so
+# pruning them is an index range, not a scan of everything kept.
+_OUTBOX_READS = (
+    "CREATE INDEX IF NOT EXISTS outbox_chat_history ON outbox(chat_ref, id)",
+    "CREATE INDEX IF NOT EXISTS outbox_sent_at ON outbox(sent_at) WHERE state = 'sent'",
+)
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core: conversations, segments, messages, persons, memory audit", _CORE),
@@ -169,6 +178,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "search: index of user messages by author", _SEARCH),
     Migration(6, "adapters: checkpoints kept across restarts", _CHECKPOINTS),
     Migration(7, "outbox: rows of one chat, for chat windows' history", _CHAT_NOTICES),
+    Migration(8, "outbox: chat history index under its own name; delivered rows by age", _OUTBOX_READS),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

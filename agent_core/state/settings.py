@@ -39,5 +39,12 @@ class StateSettings(BaseModel):
     index_target_lag_s: float = Field(default=0.5, gt=0.0)
     index_backpressure_check_s: float = Field(default=0.02, gt=0.0)
     index_backpressure_max_pause_s: float = Field(default=0.01, ge=0.0)
+    # The -wal file is truncated once it passes this many pages (4000 x 4 KiB pages = 16 MiB); a PASSIVE
+    # checkpoint runs every checkpoint_interval_s; a truncation waits at most checkpoint_busy_ms for readers.
     checkpoint_wal_pages: int = Field(default=4000, ge=100)
+    checkpoint_interval_s: float = Field(default=0.1, gt=0.0)
+    checkpoint_busy_ms: int = Field(default=50, ge=0)
     journal_size_limit_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+    # PRAGMA quick_check of state.db when a store opens, stopped after this many seconds (about 1 GB/s
+    # from a warm cache, so most homes are checked whole); 0 turns the check off.
+    integrity_check_s: float = Field(default=2.0, ge=0.0)

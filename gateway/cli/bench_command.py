@@ -52,6 +52,20 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     gateway.add_argument("--workers", type=_positive, default=2, help="worker processes")
     gateway.set_defaults(handler=run_gateway)
 
+    growth = kinds.add_parser(
+        "growth", parents=[common, output], help="resident memory and database bytes per 1,000 messages"
+    )
+    growth.add_argument("--messages", type=_positive, default=10_000)
+    growth.add_argument("--chats", type=_positive, default=500, help="distinct browser chats")
+    growth.add_argument("--reply-chars", type=_positive, default=2_000, help="length of every reply")
+    growth.add_argument(
+        "--outbox-keep-days",
+        type=float,
+        default=None,
+        help="delivery.outbox_keep_days for the run (default: the configured default)",
+    )
+    growth.set_defaults(handler=run_growth)
+
 
 def run_store(context: CommandContext) -> int:
     from bench import store
@@ -86,6 +100,22 @@ def run_gateway(context: CommandContext) -> int:
 
     args = context.args
     return _emit(args.dir, lambda home: gateway.run(home, args.conversations, args.messages, args.workers))
+
+
+def run_growth(context: CommandContext) -> int:
+    from bench import growth
+
+    args = context.args
+    return _emit(
+        args.dir,
+        lambda home: growth.run(
+            home,
+            args.messages,
+            args.chats,
+            reply_chars=args.reply_chars,
+            outbox_keep_days=args.outbox_keep_days,
+        ),
+    )
 
 
 def _emit(work_dir: str | None, bench: Callable[[Path], dict[str, Any]]) -> int:

@@ -5,6 +5,7 @@ from gateway.delivery.chat_budget import ChatBudgets
 from gateway.delivery.delivery_loop import DeliveryLoop, FailureHook
 from gateway.delivery.errors import DeliveryError, NoAdapterError
 from gateway.delivery.outbox import Outbox
+from gateway.delivery.outbox_pruner import OutboxPruner
 from gateway.delivery.plain_text import plain_text
 from gateway.delivery.settings import AdapterSettings, ChatRate, DeliverySettings
 from gateway.delivery.streaming import ReplyStream, StreamedMessage, StreamingAgent, StreamRegistry
@@ -19,6 +20,7 @@ __all__ = [
     "FailureHook",
     "NoAdapterError",
     "Outbox",
+    "OutboxPruner",
     "ReplyStream",
     "StreamRegistry",
     "StreamedMessage",

@@ -3,10 +3,12 @@
 Invariants: rows of one chat go out in order (the store only hands out a chat's oldest undelivered row);
 each chunk's platform message id is recorded before the next chunk is sent, so a crash mid-reply resumes
 at the first unsent chunk; every send, edit or typing spends the chat's token budget; a transient
-``SendError`` is retried after its full ``retry_after`` (or a backoff), a ``BadFormatError`` chunk is
+``SendError`` is retried after its full ``retry_after`` (or a backoff), and a ``retry_after`` holds the
+chat's budget for that long, so nothing else is sent to that chat meanwhile; a ``BadFormatError`` chunk is
 re-sent once as plain text, and after ``max_attempts`` the row is marked failed, logged and counted.
 When this process streamed the turn (``streams``), the reply's first chunk is an edit of the streamed
 message into the final text (recorded as that chunk), falling back to a normal send if the edit fails.
+The loop also runs the ``OutboxPruner`` (delivered rows past ``delivery.outbox_keep_days``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from gateway.queue.worker_pool import new_holder
 
 from .addresses import chat_from_text
 from .chat_budget import ChatBudgets
+from .outbox_pruner import OutboxPruner
 from .plain_text import plain_text
 from .settings import DeliverySettings
 from .streaming import STREAMED_KINDS, StreamedMessage, StreamRegistry
@@ -44,6 +47,11 @@ _LOG = logging.getLogger("mnemogate.delivery")
 
 FailureHook = Callable[[str, str], None]
 """Called with (platform, error) each time a row is given up on: the metrics counter hook."""
+
+
+def _log_crash(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        _LOG.error("task %s crashed", task.get_name(), exc_info=task.exception())
 
 
 class _GiveUp(Exception):
@@ -78,18 +86,26 @@ class DeliveryLoop:
         self._streams = streams
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
+        self.pruner = OutboxPruner(state, settings)
+        self._prune_task: asyncio.Task[None] | None = None
         self._stopping = False
         self.sent = 0
         self.failed = 0
 
     async def __aenter__(self) -> Self:
         self._loop_task = asyncio.create_task(self._run(), name="delivery")
+        if self.pruner.enabled:
+            self._prune_task = asyncio.create_task(self.pruner.run(), name="outbox-prune")
+            self._prune_task.add_done_callback(_log_crash)
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._stopping = True
+        if self._prune_task is not None:
+            self._prune_task.cancel()
+            await asyncio.gather(self._prune_task, return_exceptions=True)
         if self._loop_task is not None:
             self._loop_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -187,6 +203,7 @@ class DeliveryLoop:
                     return None
                 text, plain_tried = plain_text(chunk), True
             except SendError as exc:
+                self._hold_chat(item, exc)
                 if not exc.retryable:
                     break
                 await asyncio.sleep(exc.retry_after or self._settings.backoff_initial_s)
@@ -218,6 +235,7 @@ class DeliveryLoop:
                 text=text,
                 idempotency_key=f"{item.idempotency_key}#{index}",
                 reply_to_message_id=item.reply_to if index == 0 else None,
+                kind=item.kind,
             )
             try:
                 receipt = await adapter.send(message)
@@ -228,6 +246,7 @@ class DeliveryLoop:
                 text, plain_tried = plain_text(chunk), True
                 continue
             except SendError as exc:
+                self._hold_chat(item, exc)
                 wait = await self._note(item, f"{exc.kind}: {exc}", exc.retry_after)
                 if not exc.retryable or attempt >= self._settings.max_attempts:
                     raise _GiveUp(f"{exc.kind}: {exc}") from exc
@@ -242,6 +261,11 @@ class DeliveryLoop:
 
     async def _record(self, outbox_id: int, index: int, receipt_id: str) -> None:
         await self._state.run_write(lambda c: record_chunk(c, outbox_id, index, receipt_id, time.time()))
+
+    def _hold_chat(self, item: OutboxItem, exc: SendError) -> None:
+        """The platform's ``retry_after`` silences the whole chat: stream edits and other rows wait too."""
+        if exc.retry_after:
+            self.budgets.hold(item.platform, item.chat_ref, exc.retry_after)
 
     async def _note(self, item: OutboxItem, error: str, retry_after: float | None) -> float:
         wait = retry_after if retry_after is not None else 0.0

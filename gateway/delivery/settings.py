@@ -41,6 +41,14 @@ class DeliverySettings(BaseModel):
     poll_max_s: float = Field(default=0.5, gt=0)
     chat_rate: ChatRate = Field(default_factory=ChatRate)
     platform_rates: dict[str, ChatRate] = Field(default_factory=_default_rates)
+    outbox_keep_days: float = Field(
+        default=7.0,
+        ge=0,
+        description="Delivered outbox rows are deleted this long after delivery (0: keep them forever); "
+        "undelivered rows are never deleted.",
+    )
+    outbox_prune_every_s: float = Field(default=600.0, gt=0, description="Time between pruning passes.")
+    outbox_prune_batch: int = Field(default=500, ge=1, description="Rows deleted per write transaction.")
 
     def rate_for(self, platform: str) -> ChatRate:
         return self.platform_rates.get(platform, self.chat_rate)

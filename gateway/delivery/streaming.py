@@ -4,7 +4,8 @@ Invariants: streaming is optional decoration — the outbox row stays the only s
 a stream that fails, or a process that dies mid-stream, still gets the final reply delivered once by the
 delivery loop (which edits the streamed message into the final text when it can, else sends normally);
 stream edits only spend the chat's budget when a token is free now and one more stays in reserve
-(``ChatBudgets.try_take(keep=1)``), so the final delivery never waits on the stream; a stream shows at
+(``ChatBudgets.try_take(keep=1)``), so the final delivery never waits on the stream, and never while the
+platform's ``retry_after`` holds the chat (which a rate-limited stream edit also sets); a stream shows at
 most the first rendered chunk, overflow is the final delivery's business;
 a finished stream is handed to the delivery loop through a process-local ``StreamRegistry``.
 """
@@ -161,6 +162,9 @@ class ReplyStream:
                 await self._adapter.edit(self._chat, self._message_id, first)
             self._shown = first
         except SendError as exc:
+            if exc.retry_after:
+                # The platform's wait holds the whole chat: the reply's delivery and notices wait as well.
+                self._budgets.hold(self._chat.platform, self._chat_ref, exc.retry_after)
             if exc.retryable:
                 self._changed.set()
                 return exc.retry_after or 0.0

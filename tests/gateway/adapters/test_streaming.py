@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from agent_core.llm.scripted import ScriptStep
+from gateway.contracts import ChatRef, OutboundMessage, SendError, SendReceipt
 
 from ..delivery.recording_adapter import dm
 from .streaming_harness import EditingAdapter, GatedClient, never_editable, streaming_backbone
@@ -93,3 +94,63 @@ async def test_stream_edits_never_make_the_final_reply_wait_for_the_chat_budget(
         await b.wait_for(lambda: bool(adapter.edits) and adapter.edits[-1][1] == REPLY)
         assert time.monotonic() - started < 5  # not the 60 s a borrowed token would cost
         assert len(adapter.sent) == 1 and len(adapter.edits) == 1  # the stream got no spare token
+
+
+class FloodLimitedPlatform(EditingAdapter):
+    """A platform that answers one chosen call with 429 and ``retry_after`` and then, like Telegram, refuses
+    every call to the chat until that wait is over, recording each one that came too early."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__()
+        self.retry_after = retry_after
+        self.limit_next: str | None = None  # "send" or "edit": the next such call gets the 429
+        self.limited_until: float | None = None
+        self.too_early: list[str] = []
+
+    def _admit(self, call: str) -> None:
+        now = time.monotonic()
+        if self.limited_until is not None and now < self.limited_until - 0.001:
+            self.too_early.append(call)
+            raise SendError("429", retryable=True, retry_after=self.limited_until - now, kind="rate_limited")
+        if self.limit_next == call:
+            self.limit_next = None
+            self.limited_until = now + self.retry_after
+            raise SendError("429", retryable=True, retry_after=self.retry_after, kind="rate_limited")
+
+    async def send(self, message: OutboundMessage) -> SendReceipt:
+        self._admit("send")
+        return await super().send(message)
+
+    async def edit(self, chat: ChatRef, platform_message_id: str, text: str) -> None:
+        self._admit("edit")
+        await super().edit(chat, platform_message_id, text)
+
+
+async def test_after_a_rate_limited_stream_edit_the_final_reply_waits_out_retry_after(home: Path) -> None:
+    client = GatedClient([ScriptStep.reply(REPLY, chunks=3)])
+    platform = FloodLimitedPlatform(retry_after=1.0)
+    async with streaming_backbone(home, client, platform) as b:
+        await b.gateway.pipeline.handle(dm("hi", event="e1"))
+        await b.wait_for(lambda: len(platform.sent) == 1)
+        platform.limit_next = "edit"
+        client.release()
+        await b.wait_for(lambda: platform.limited_until is not None)
+        client.release()  # the turn ends at once; its delivery edits the streamed message
+        await b.wait_for(lambda: bool(platform.edits) and platform.edits[-1][1] == REPLY)
+    assert platform.too_early == []
+    assert len(platform.sent) == 1  # still one message, edited into the reply
+
+
+async def test_while_a_notice_waits_out_retry_after_the_stream_to_that_chat_makes_no_edit(home: Path) -> None:
+    client = GatedClient([ScriptStep.reply(REPLY, chunks=3)])
+    platform = FloodLimitedPlatform(retry_after=1.0)
+    async with streaming_backbone(home, client, platform) as b:
+        await b.gateway.pipeline.handle(dm("hi", event="e1"))
+        await b.wait_for(lambda: len(platform.sent) == 1)
+        platform.limit_next = "send"
+        await b.gateway.pipeline.handle(dm("/help", event="e2"))  # a command reply to the same chat
+        await b.wait_for(lambda: platform.limited_until is not None)
+        client.release(2)  # the stream has new text to show, and the turn then ends
+        await b.wait_for(lambda: bool(platform.edits) and platform.edits[-1][1] == REPLY)
+        await b.wait_for(lambda: len(platform.sent) == 2)  # the /help reply, once the wait was over
+    assert platform.too_early == []

@@ -113,5 +113,16 @@ def test_a_chat_budget_spaces_sends_after_its_burst() -> None:
     assert budgets.reserve("test", "c1") == 0.0
 
 
+def test_a_platforms_retry_after_holds_every_call_to_that_chat() -> None:
+    clock = [0.0]
+    budgets = ChatBudgets(lambda platform: ChatRate(per_s=10.0, burst=5), clock=lambda: clock[0])
+    budgets.hold("test", "c1", 3.0)
+    assert budgets.reserve("test", "c1") == 3.0  # sends wait it out, though tokens are left
+    assert not budgets.try_take("test", "c1")  # and stream edits are refused
+    assert budgets.reserve("test", "c2") == 0.0  # another chat is not held
+    clock[0] = 3.0
+    assert budgets.held_for("test", "c1") == 0.0 and budgets.try_take("test", "c1")
+
+
 def test_plain_text_drops_markup() -> None:
     assert plain_text("<b>bold</b> &amp; *x* \\. `y`") == "bold & *x* . y"
