@@ -1,9 +1,11 @@
 """Platform adapter configuration: credentials from the environment, start-up checks and the factory options.
 
 Invariants: a credential named by a well-known variable (``TELEGRAM_BOT_TOKEN`` …) fills ``adapters.<name>``
-only where config.yaml left it unset; an enabled adapter without its token or its optional library stops
-start-up with ONE ``AdapterConfigError`` naming every problem (the variable to set, the extra to install);
-no error message ever carries a credential's value (pydantic input values are left out).
+only where config.yaml left it unset; a platform whose required token is known (environment or config) is
+enabled unless ``adapters.<name>.enabled`` is set, and a token left unused by ``enabled: false`` is named
+in a start-up warning; an enabled adapter without its token or its optional library stops start-up with
+ONE ``AdapterConfigError`` naming every problem (the variable to set, the extra to install); no error or
+warning ever carries a credential's value (pydantic input values are left out).
 """
 
 from __future__ import annotations
@@ -54,18 +56,45 @@ ADAPTER_CREDENTIALS: Mapping[str, tuple[CredentialSource, ...]] = {
 def with_environment_credentials(
     adapters: Mapping[str, AdapterSettings], environment: Mapping[str, SecretStr | None]
 ) -> dict[str, AdapterSettings]:
-    """``adapters`` with each unset credential option filled from its variable in ``environment``."""
+    """``adapters`` with each unset credential option filled from its variable in ``environment``, and each
+    platform that has its required token enabled unless config sets ``enabled`` (a token is a request)."""
     merged: dict[str, AdapterSettings] = {}
-    for name, options in adapters.items():
-        update: dict[str, SecretStr] = {}
+    for name in [*adapters, *(known for known in ADAPTER_CREDENTIALS if known not in adapters)]:
+        options = adapters.get(name, AdapterSettings())
+        update: dict[str, object] = {}
         for source in ADAPTER_CREDENTIALS.get(name, ()):
             value = environment.get(source.variable)
             if options.secret(source.option) is None and value is not None and value.get_secret_value():
                 update[source.option] = value
         if update:
-            options = AdapterSettings.model_validate({**options.model_dump(), **update})
-        merged[name] = options
+            options = AdapterSettings.model_validate({**options.model_dump(exclude_unset=True), **update})
+        if "enabled" not in options.model_fields_set and _has_required_credentials(name, options):
+            options = options.model_copy(update={"enabled": True})
+        if name in adapters or options.enabled:
+            merged[name] = options
     return merged
+
+
+def _has_required_credentials(name: str, options: AdapterSettings) -> bool:
+    required = [source for source in ADAPTER_CREDENTIALS.get(name, ()) if source.required]
+    return bool(required) and all(options.secret(source.option) is not None for source in required)
+
+
+def dormant_credentials(adapters: Mapping[str, AdapterSettings]) -> list[str]:
+    """One warning per platform whose token is set while ``enabled: false`` keeps it off (no values)."""
+    return [
+        f"{_token_origin(name)} is set but adapters.{name}.enabled is false: {name} stays off "
+        "(remove enabled: false to turn it on, or unset the token)"
+        for name, options in adapters.items()
+        if not options.enabled and _has_required_credentials(name, options)
+    ]
+
+
+def _token_origin(name: str) -> str:
+    required = [source for source in ADAPTER_CREDENTIALS[name] if source.required]
+    variables = " and ".join(source.variable for source in required)
+    options = " and ".join(f"adapters.{name}.{source.option}" for source in required)
+    return f"{variables} (or {options})"
 
 
 def missing_credentials(name: str, options: AdapterSettings) -> list[str]:
@@ -103,7 +132,8 @@ def build_adapters(adapters: Mapping[str, AdapterSettings]) -> dict[str, Adapter
         try:
             factories[name] = load_adapter_factory(name)
         except AdapterConfigError as exc:
-            problems.append(str(exc))
+            hint = _install_hint(name)
+            problems.append(f"{exc} ({hint})" if hint else str(exc))
     if problems:
         raise AdapterConfigError("; ".join(problems))
     built: dict[str, Adapter] = {}
@@ -117,6 +147,13 @@ def build_adapters(adapters: Mapping[str, AdapterSettings]) -> dict[str, Adapter
     if problems:
         raise AdapterConfigError("; ".join(problems))
     return built
+
+
+def _install_hint(name: str) -> str:
+    """For our own platforms: the checkout's way to install the library, and how to keep it off."""
+    if name not in ADAPTER_CREDENTIALS:
+        return ""
+    return f"from a checkout: make run EXTRAS={name}; or set adapters.{name}.enabled: false to keep it off"
 
 
 def _describe(exc: ValidationError) -> str:

@@ -8,7 +8,17 @@ from pathlib import Path
 
 import pytest
 
-_LEAKY_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "HONCHO_API_KEY", "MEM0_API_KEY", "MNEMOGATE_HOME")
+from gateway.adapters_config import ADAPTER_CREDENTIALS
+
+_LEAKY_ENV = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "HONCHO_API_KEY",
+    "MEM0_API_KEY",
+    "MNEMOGATE_HOME",
+    # A platform token alone switches its adapter on: a developer's real bot must not serve the tests.
+    *(source.variable for sources in ADAPTER_CREDENTIALS.values() for source in sources),
+)
 
 # The mem0 SDK reports telemetry to the internet when imported unless told not to; tests touch 127.0.0.1 only.
 os.environ["MEM0_TELEMETRY"] = "false"

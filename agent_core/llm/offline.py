@@ -178,11 +178,33 @@ def _search_text(parsed: object, content: str) -> str:
 
 
 def _result_line(item: object) -> str:
-    if isinstance(item, dict):
-        for key in ("summary", "snippet", "excerpt", "text", "content", "title"):
-            if isinstance(item.get(key), str):
-                return str(item[key])
-    return canonical_json(item)
+    """One conversation of the results: where and when, then its summary or its excerpts verbatim."""
+    if not isinstance(item, dict):
+        return canonical_json(item)
+    where = " on ".join(str(item[key]) for key in ("date", "platform") if isinstance(item.get(key), str))
+    said = _said(item)
+    if said is None:
+        return canonical_json(item)
+    return f"{where}: {said}" if where else said
+
+
+def _said(item: dict[str, object]) -> str | None:
+    for key in ("summary", "snippet", "excerpt", "text", "content"):
+        value = item.get(key)
+        if isinstance(value, str):
+            return value
+    snippets = item.get("snippets")
+    if isinstance(snippets, list) and snippets:
+        return " … ".join(_snippet_line(snippet) for snippet in snippets)
+    title = item.get("title")
+    return title if isinstance(title, str) else None
+
+
+def _snippet_line(snippet: object) -> str:
+    if isinstance(snippet, dict) and isinstance(snippet.get("text"), str):
+        role = snippet.get("role")
+        return f"{role}: {snippet['text']}" if isinstance(role, str) else str(snippet["text"])
+    return canonical_json(snippet)
 
 
 def _preview(text: str) -> str:

@@ -1,8 +1,11 @@
-"""``mnemogate chat``: a terminal conversation with the agent for the local person.
+"""``mnemogate chat``: a terminal conversation with the agent for the local person, an admin.
 
-Reads stdin line by line (so it also works piped). Each run is a new conversation unless
-``--continue`` is given; memory is shared through the home directory. ``/new`` starts a new
-conversation, ``/memory`` shows memory, ``/quit`` ends.
+Reads stdin line by line (so it also works piped). Each run is a new conversation unless ``--continue``
+is given; memory is shared through the home directory. Slash commands go through the gateway's own
+command table (``/help``, ``/new``, ``/status``, ``/memory``, ``/whoami`` …) under the terminal's
+session key, the one the inbound pipeline would give a DM on platform ``cli``; ``/quit`` ends.
+Invariant: every line joins the key's live conversation, so a command that ends it (``/new``) is
+followed by the next line.
 """
 
 from __future__ import annotations
@@ -10,21 +13,31 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import uuid
 from typing import Any, TextIO
 
 from agent_core.agent import TurnFailed, TurnFinished, TurnScope
 from agent_core.state import NewMessage, Principal
 from gateway.cli.context import LOCAL_PERSON_ID, CommandContext
-from gateway.runtime import Runtime, open_runtime
+from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
+from gateway.identity import Person
+from gateway.inbound import BuiltinCommands, CommandCall, CommandTable, session_key_for
+from gateway.runtime import Runtime, build_gateway, command_services, open_runtime
+from gateway.sessions import SessionKey
 
-SESSION_KEY = f"cli:dm:{LOCAL_PERSON_ID}"
+PLATFORM = "cli"
+TERMINAL = ChatRef(PLATFORM, LOCAL_PERSON_ID, ChatKind.DM)
+ACCOUNT = UserRef(PLATFORM, LOCAL_PERSON_ID)
+PERSON = Person(LOCAL_PERSON_ID, is_admin=True)
 PRINCIPAL = Principal(
     person_id=LOCAL_PERSON_ID,
-    platform="cli",
+    platform=PLATFORM,
     user_id=LOCAL_PERSON_ID,
     chat_id=LOCAL_PERSON_ID,
-    chat_type="dm",
+    chat_type=ChatKind.DM.value,
 )
+QUIT = ("/quit", "/exit")
+QUIT_HELP = "/quit, /exit — leave the terminal chat"
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -42,7 +55,10 @@ def run(context: CommandContext) -> int:
 async def _chat(context: CommandContext, stdin: TextIO, stdout: TextIO) -> int:
     interactive = stdin.isatty()
     async with open_runtime(context.home, context.settings) as runtime:
-        conversation_id = await _open_conversation(runtime, resume=context.args.resume)
+        key = session_key_for(_message(""), runtime.settings.sessions)
+        # /link is left out (no link service): the terminal's person is fixed, not an account to join.
+        table = BuiltinCommands(command_services(runtime, build_gateway(runtime).queue)).table
+        conversation_id = await _open_conversation(runtime, key, resume=context.args.resume)
         while True:
             if interactive:
                 stdout.write("you> ")
@@ -53,23 +69,36 @@ async def _chat(context: CommandContext, stdin: TextIO, stdout: TextIO) -> int:
             text = line.strip()
             if not text:
                 continue
-            if text in ("/quit", "/exit"):
+            if text in QUIT:
                 break
-            if text == "/new":
-                conversation_id = await _open_conversation(runtime, resume=False)
-                _say(stdout, "Started a new conversation.")
-            elif text == "/memory":
-                _say(stdout, await _memory_text(runtime))
+            reply = await _command(table, key, text)
+            if reply is None:
+                reply = await _turn(runtime, conversation_id, text)
             else:
-                _say(stdout, await _turn(runtime, conversation_id, text))
+                conversation_id = await _open_conversation(runtime, key, resume=True)
+            _say(stdout, reply)
     return 0
 
 
-async def _open_conversation(runtime: Runtime, *, resume: bool) -> str:
+async def _command(table: CommandTable, key: SessionKey, text: str) -> str | None:
+    """The command's reply when ``text`` is one of the table's commands, else None."""
+    parsed = table.parse(text)
+    if parsed is None:
+        return None
+    command, name, argument = parsed
+    reply = await command.handler(CommandCall(name, argument, _message(text), PERSON, key))
+    return f"{reply}\n{QUIT_HELP}" if command.name == "help" else reply
+
+
+def _message(text: str) -> InboundMessage:
+    return InboundMessage(event_id=f"cli-{uuid.uuid4().hex}", chat=TERMINAL, sender=ACCOUNT, text=text)
+
+
+async def _open_conversation(runtime: Runtime, key: SessionKey, *, resume: bool) -> str:
     if resume:
-        record = await runtime.state.ensure_conversation(SESSION_KEY, PRINCIPAL)
+        record = await runtime.state.ensure_conversation(key.to_string(), PRINCIPAL)
     else:
-        record = await runtime.state.start_new_conversation(SESSION_KEY, PRINCIPAL)
+        record = await runtime.state.start_new_conversation(key.to_string(), PRINCIPAL)
     return record.id
 
 
@@ -77,22 +106,13 @@ async def _turn(runtime: Runtime, conversation_id: str, text: str) -> str:
     tip = await runtime.state.resolve_tip(conversation_id)
     await runtime.state.append_message(tip.id, NewMessage(role="user", content=text, author=LOCAL_PERSON_ID))
     scope = TurnScope(
-        conversation_id=conversation_id, person_id=LOCAL_PERSON_ID, is_admin=True, platform="cli"
+        conversation_id=conversation_id, person_id=LOCAL_PERSON_ID, is_admin=True, platform=PLATFORM
     )
     reply = ""
     async for event in runtime.agent.run(scope):
         if isinstance(event, TurnFinished | TurnFailed):
             reply = event.text
     return reply
-
-
-async def _memory_text(runtime: Runtime) -> str:
-    lines = []
-    for view in await runtime.memory.show(person_id=LOCAL_PERSON_ID):
-        usage = view.usage
-        lines.append(f"{usage.target.value}: {usage.used:,}/{usage.limit:,} chars")
-        lines += [f"  - {entry}" for entry in view.entries] or ["  (empty)"]
-    return "\n".join(lines)
 
 
 def _say(stdout: TextIO, text: str) -> None:

@@ -1,7 +1,8 @@
 """``mnemogate check-config``: validate config.yaml plus environment and say what is wrong.
 
 Runs the same checks ``serve`` runs before it connects: the settings, and every enabled adapter built from
-them (its token present, its extra installed, its options valid) — without contacting any platform.
+them (its token present, its extra installed, its options valid) — without contacting any platform — and
+prints the notes ``serve`` logs at start (the model, what the APIs expose, unused platform tokens).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from gateway.cli.context import CommandContext
 from gateway.runtime import configured_adapters
+from gateway.startup_notes import startup_notes
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -28,8 +30,9 @@ def run(context: CommandContext) -> int:
     source = context.home.config_file
     origin = str(source) if source.exists() else f"{source} (absent: defaults and environment only)"
     print(f"configuration OK: {origin}")
-    print(f"  model provider: {settings.model.provider}")
     print(f"  memory isolation: {settings.memory.isolation}")
     print(f"  http: {settings.http.host}:{settings.http.port}")
     print(f"  adapters: {', '.join(['web', *adapters])}")
+    for note in startup_notes(settings):
+        print(f"warning: {note.text}" if note.warning else f"  {note.text}")
     return 0

@@ -149,6 +149,31 @@ async def test_search_results_are_summarised() -> None:
     assert "we agreed to deploy on Friday" in result.text
 
 
+async def test_search_results_quote_each_conversations_excerpts() -> None:
+    # The shape session_search returns when no summary model is configured.
+    found = json.dumps(
+        {
+            "success": True,
+            "results": [
+                {
+                    "conversation_id": "c1",
+                    "date": "2026-11-02",
+                    "platform": "telegram",
+                    "snippets": [
+                        {"message_id": 4, "role": "user", "text": "the deploy moves to Friday"},
+                        {"message_id": 5, "role": "assistant", "text": "Noted: Friday."},
+                    ],
+                }
+            ],
+        }
+    )
+    result = await answer("search for the deploy", [found])
+    assert result.text == (
+        OFFLINE_LABEL + "Search results for 'the deploy': "
+        "2026-11-02 on telegram: user: the deploy moves to Friday … assistant: Noted: Friday."
+    )
+
+
 def test_the_same_request_gives_the_same_reply() -> None:
     request = LLMRequest("s", (ChatMessage("user", "remember that I like tea"),), ALL_TOOLS)
     assert plan_offline_reply(request) == plan_offline_reply(request)

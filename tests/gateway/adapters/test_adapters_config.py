@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from adapters.telegram import TelegramAdapter
-from gateway.adapters_config import adapter_options
+from gateway.adapters_config import adapter_options, dormant_credentials
 from gateway.config import Settings, load_settings
 from gateway.contracts import AdapterConfigError
 from gateway.logging_setup import configure_logging
@@ -47,6 +47,40 @@ def test_the_bot_token_comes_from_the_environment(home: Path, monkeypatch: pytes
     assert TOKEN in settings.secret_values()  # so log redaction hides it
     (adapter,) = configured_adapters(settings).values()
     assert isinstance(adapter, TelegramAdapter)
+
+
+def test_a_token_alone_in_the_environment_turns_its_platform_on(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", TOKEN)
+    settings = load_settings(home / "config.yaml")  # no config.yaml at all
+    (adapter,) = configured_adapters(settings).values()
+    assert isinstance(adapter, TelegramAdapter)
+    assert dormant_credentials(settings.adapters) == []
+
+
+def test_enabled_false_keeps_a_platform_off_and_says_its_token_is_unused(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", TOKEN)
+    monkeypatch.setenv("DISCORD_BOT_TOKEN", TOKEN + "-discord")
+    settings = load_settings(
+        _config(home, "adapters:\n  telegram:\n    enabled: false\n  discord:\n    enabled: true\n")
+    )
+    assert set(configured_adapters(settings)) == {"discord"}
+    (note,) = dormant_credentials(settings.adapters)
+    assert note.startswith("TELEGRAM_BOT_TOKEN (or adapters.telegram.token) is set")
+    assert "adapters.telegram.enabled is false: telegram stays off" in note
+    assert TOKEN not in note
+
+
+def test_a_token_that_is_not_the_required_one_turns_nothing_on(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-alone")  # Slack needs its bot token to run at all
+    settings = load_settings(home / "config.yaml")
+    assert configured_adapters(settings) == {}
+    assert dormant_credentials(settings.adapters) == []
 
 
 def test_a_token_in_config_wins_over_the_environment(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -29,3 +29,23 @@ def test_slash_commands_in_the_terminal(home: Path) -> None:
     assert "Miso" in result.stdout
     assert "Started a new conversation." in result.stdout
     assert "never read" not in result.stdout
+
+
+def test_gateway_commands_answer_in_the_terminal_instead_of_the_model(home: Path) -> None:
+    result = mnemogate_stdin("hello\n/help\n/status\n/whoami\n", "chat", "--home", str(home))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "you said: /" not in out  # none of them reached the model
+    assert "/status" in out and "/whoami" in out and "/quit" in out  # the command table's /help
+    assert "Conversation: " in out and "Model: offline" in out  # /status of this conversation
+    assert "Person: local" in out and "Role: admin" in out  # /whoami
+
+
+def test_new_in_the_terminal_starts_the_conversation_the_next_lines_join(home: Path) -> None:
+    result = mnemogate_stdin("hello\n/status\n/new\n/status\nhello again\n", "chat", "--home", str(home))
+    assert result.returncode == 0, result.stderr
+    before, after = [line for line in result.stdout.splitlines() if line.startswith("Conversation: ")]
+    assert before != after
+    resumed = mnemogate_stdin("/status\n", "chat", "--continue", "--home", str(home))
+    assert after in resumed.stdout
+    assert "Segments: 1" in resumed.stdout

@@ -59,6 +59,45 @@ def test_check_config_runs_the_adapter_checks_serve_would_run(home: Path) -> Non
     assert token not in ready.stdout + ready.stderr
 
 
+def test_check_config_turns_on_a_platform_whose_token_is_set(home: Path) -> None:
+    token = "123456:SECRET-VALUE"
+    result = mnemogate("check-config", "--home", str(home), env={"TELEGRAM_BOT_TOKEN": token})
+    assert result.returncode == 0, result.stderr
+    assert "adapters: web, telegram" in result.stdout
+    assert token not in result.stdout + result.stderr
+
+
+def test_check_config_warns_about_a_token_that_enabled_false_leaves_unused(home: Path) -> None:
+    (home / "config.yaml").write_text("adapters:\n  telegram:\n    enabled: false\n", encoding="utf-8")
+    token = "123456:SECRET-VALUE"
+    result = mnemogate("check-config", "--home", str(home), env={"TELEGRAM_BOT_TOKEN": token})
+    assert result.returncode == 0, result.stderr
+    assert "adapters: web\n" in result.stdout
+    assert "warning: TELEGRAM_BOT_TOKEN (or adapters.telegram.token) is set" in result.stdout
+    assert token not in result.stdout + result.stderr
+
+
+def test_a_token_without_its_library_says_how_to_install_it(home: Path, tmp_path: Path) -> None:
+    # As on a venv made by a plain `make run`: importing python-telegram-bot fails.
+    missing = tmp_path / "without-telegram" / "telegram"
+    missing.mkdir(parents=True)
+    (missing / "__init__.py").write_text("raise ImportError('No module named telegram')\n")
+    env = {"TELEGRAM_BOT_TOKEN": "123456:SECRET-VALUE", "PYTHONPATH": str(missing.parent)}
+    result = mnemogate("check-config", "--home", str(home), env=env)
+    assert result.returncode != 0
+    error = result.stderr.strip().splitlines()[-1]
+    assert "make run EXTRAS=telegram" in error and "adapters.telegram.enabled: false" in error
+    assert "SECRET-VALUE" not in result.stdout + result.stderr
+
+
+def test_check_config_says_what_a_fresh_home_exposes(home: Path) -> None:
+    result = mnemogate("check-config", "--home", str(home))
+    assert result.returncode == 0, result.stderr
+    assert "the offline model" in result.stdout
+    assert "admin API disabled (no token)" in result.stdout
+    assert "loopback clients only" in result.stdout
+
+
 def test_home_comes_from_the_environment(home: Path) -> None:
     (home / "config.yaml").write_text("http:\n  port: nope\n", encoding="utf-8")
     result = mnemogate("check-config", env={"MNEMOGATE_HOME": str(home)})

@@ -1,0 +1,55 @@
+"""What an operator is told at start (``serve`` logs it, ``check-config`` prints it): which model answers,
+what the HTTP APIs expose without a token, and platform tokens that configuration leaves unused.
+
+Invariant: a note names settings and variables, never a credential's value (nor a URL that may hold one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.adapters_config import dormant_credentials
+from gateway.config import Settings
+
+__all__ = ["StartupNote", "startup_notes"]
+
+
+@dataclass(frozen=True)
+class StartupNote:
+    """One line for the operator; a ``warning`` is something they probably did not mean."""
+
+    text: str
+    warning: bool = False
+
+
+def startup_notes(settings: Settings) -> tuple[StartupNote, ...]:
+    """The notes for ``settings``, in the order they are shown."""
+    http = settings.http
+    notes = [
+        StartupNote(_model_line(settings)),
+        StartupNote(
+            "admin API: bearer token required (http.admin_token)"
+            if http.admin_token is not None
+            else "admin API disabled (no token): set http.admin_token (MNEMOGATE_HTTP__ADMIN_TOKEN) "
+            "to use /admin"
+        ),
+        StartupNote(
+            "OpenAI-compatible API (/v1/chat/completions): bearer token required"
+            if http.admin_token is not None or http.api_token is not None
+            else "OpenAI-compatible API (/v1/chat/completions): loopback clients only (no token; "
+            "other machines need http.admin_token, which also lets serve listen beyond loopback; "
+            "http.api_token adds a token for /v1 alone)"
+        ),
+    ]
+    notes += [StartupNote(line, warning=True) for line in dormant_credentials(settings.adapters)]
+    return tuple(notes)
+
+
+def _model_line(settings: Settings) -> str:
+    model = settings.model
+    if model.provider == "offline":
+        return (
+            "model: the offline model (deterministic, labelled replies; no API key): "
+            "set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model"
+        )
+    return f"model: {model.provider} {model.model}"
