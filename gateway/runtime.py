@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -19,15 +20,15 @@ from dataclasses import dataclass, field
 
 from agent_core.agent import SegmentPrompts, Toolbox, TurnRunner, TurnScope
 from agent_core.compression import Compressor
-from agent_core.llm import ClosableLLMClient, build_client
+from agent_core.llm import ClosableLLMClient, OfflineClient, build_client
 from agent_core.memory import MemoryStores
 from agent_core.prompt import ensure_soul
 from agent_core.providers import MemoryManager, MirroringAuditSink, build_manager
 from agent_core.search import SessionSearch, session_search_tool
 from agent_core.skills import SkillStore
-from agent_core.state import StateError, StateStore
+from agent_core.state import StateStore
 from agent_core.tools import builtin_registry
-from gateway.access import AccessControl, RateLimiter
+from gateway.access import AccessControl, NewPersonBudget, RateLimiter
 from gateway.adapter_checkpoints import StateCheckpoints
 from gateway.adapter_supervisor import SupervisedAdapter
 from gateway.adapters_config import build_adapters
@@ -37,11 +38,13 @@ from gateway.delivery import AdapterSettings, DeliveryLoop, Outbox, StreamingAge
 from gateway.http import create_app, serve_http
 from gateway.http.admin_routes import AdminBackend
 from gateway.http.metrics import Metrics
-from gateway.http.readiness import Probe, Readiness, adapters_probe
-from gateway.inbound import BuiltinCommands, CommandCall, CommandServices, InboundPipeline
+from gateway.http.readiness import Probe, Readiness, adapters_probe, search_probe, state_probe
+from gateway.identity import ClientKey, rekey_legacy_web_accounts
+from gateway.inbound import BuiltinCommands, CommandCall, CommandServices, InboundPipeline, LinkHandler
 from gateway.logging_setup import configure_logging
 from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
 from gateway.queue.turn_lane import TurnAgent
+from gateway.startup_notes import startup_notes
 from gateway.webchat import WebChatAdapter
 
 _LOG = logging.getLogger("mnemogate.runtime")
@@ -63,12 +66,8 @@ class Runtime:
     signals: Signals = field(default_factory=Signals)
 
     async def readiness(self) -> dict[str, str]:
-        """Component name -> "ok" or a short reason; ``/readyz`` is 200 only when all are ok."""
-        try:
-            await self.state.check_writable()
-        except StateError as exc:
-            return {"state_db": f"unavailable: {exc}"}
-        return {"state_db": "ok"}
+        """state.db and search: name -> "ok", "ok (…)" when degraded, or a short reason."""
+        return await Readiness({"state_db": state_probe(self.state), "search": search_probe(self.state)})()
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,9 @@ async def open_runtime(
         )
         memory = MemoryStores(home.root, settings.memory, audit=MirroringAuditSink(state, providers))
         skills = SkillStore(home.root)
-        search = SessionSearch(state, settings.search, summary_client=auxiliary)
+        # The offline model cannot summarise; search results then show the excerpts themselves.
+        summaries = None if isinstance(auxiliary, OfflineClient) else auxiliary
+        search = SessionSearch(state, settings.search, summary_client=summaries)
         registry = builtin_registry(
             memory=memory, skills=skills, output_budget=settings.agent.tool_output_chars
         )
@@ -162,24 +163,7 @@ def build_gateway(runtime: Runtime, *, count_inbound: Callable[[str, str], None]
     async def link(call: CommandCall) -> str:
         return await access.accounts.handle_link(call.message, call.argument)
 
-    async def compress(scope: TurnScope) -> str:
-        outcome = await runtime.agent.force_compress(scope)
-        if outcome.notice:
-            return outcome.notice
-        if outcome.status.value == "compressed":
-            return f"Compressed: {outcome.messages_before} messages became {outcome.messages_after}."
-        return f"Not compressed ({outcome.reason or outcome.status.value})."
-
-    services = CommandServices(
-        state=runtime.state,
-        queue=queue,
-        memory=runtime.memory,
-        model_name=settings.model.model,
-        link=link,
-        compress=compress,
-        memory_health=lambda: _memory_health(runtime),
-        conversation_ended=runtime.providers.conversation_ended,
-    )
+    services = command_services(runtime, queue, link=link)
     pipeline = InboundPipeline(
         queue=queue,
         outbox=outbox,
@@ -190,6 +174,31 @@ def build_gateway(runtime: Runtime, *, count_inbound: Callable[[str, str], None]
         observer=count_inbound,
     )
     return Gateway(queue, outbox, access, pipeline)
+
+
+def command_services(
+    runtime: Runtime, queue: TurnQueue, *, link: LinkHandler | None = None
+) -> CommandServices:
+    """What the built-in commands act on; without ``link`` /link says it is not available (the terminal)."""
+
+    async def compress(scope: TurnScope) -> str:
+        outcome = await runtime.agent.force_compress(scope)
+        if outcome.notice:
+            return outcome.notice
+        if outcome.status.value == "compressed":
+            return f"Compressed: {outcome.messages_before} messages became {outcome.messages_after}."
+        return f"Not compressed ({outcome.reason or outcome.status.value})."
+
+    return CommandServices(
+        state=runtime.state,
+        queue=queue,
+        memory=runtime.memory,
+        model_name=runtime.settings.model.model,
+        link=link,
+        compress=compress,
+        memory_health=lambda: _memory_health(runtime),
+        conversation_ended=runtime.providers.conversation_ended,
+    )
 
 
 def worker_pool(runtime: Runtime, agent: TurnAgent | None = None) -> WorkerPool:
@@ -239,6 +248,8 @@ def streaming_agent(
 async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
     """Run HTTP, adapters, delivery and an in-process worker pool until a stop signal."""
     configure_logging(settings.log, secrets=settings.secret_values())
+    for note in startup_notes(settings):
+        _LOG.log(logging.WARNING if note.warning else logging.INFO, note.text)
     stop = _stop_on_signals()
     async with open_runtime(home, settings) as runtime, contextlib.AsyncExitStack() as stack:
         metrics = Metrics(runtime.state)
@@ -248,6 +259,8 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         gateway = build_gateway(runtime, count_inbound=metrics.count_inbound)
         stack.push_async_callback(gateway.pipeline.drain)  # last out: slow commands finish or are cancelled
         web, api = WebChatAdapter("web"), WebChatAdapter("api")
+        client_key = ClientKey.for_home(home.root)  # cookies and API tokens become account ids
+        await rekey_legacy_web_accounts(runtime.state, client_key)
         platforms = supervised(configured_adapters(settings), settings.adapters)
         adapters: dict[str, Adapter] = {"web": web, "api": api, **platforms}
         metrics.watch_adapters(platforms)
@@ -272,7 +285,8 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         pool = await stack.enter_async_context(worker_pool(runtime, agent))
         readiness = Readiness(
             {
-                "state_db": _state_probe(runtime.state),
+                "state_db": state_probe(runtime.state),
+                "search": search_probe(runtime.state),
                 "adapters": adapters_probe(list(adapters.values())),
                 **{f"adapter:{name}": adapter_detail_probe(adapter) for name, adapter in platforms.items()},
                 "workers": _pool_probe(pool),
@@ -290,8 +304,13 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 runtime.state, runtime.memory, pairing=gateway.access.pairing, search=runtime.search
             ),
             adapter_routes=[route for adapter in platforms.values() for route in adapter.http_routes()],
+            client_key=client_key,
+            new_web_persons=NewPersonBudget(runtime.state, settings.rate_limit.new_persons_budget()),
         )
         await stack.enter_async_context(serve_http(app, host, port))
+        # First out: web chat streams and long polls end before HTTP waits for open connections (the
+        # page reconnects to the next server by itself); API callers keep their channel for the grace.
+        stack.push_async_callback(web.feed.close)
         _LOG.info("mnemogate listening on http://%s:%d (home %s)", host, port, home.root)
         print(f"mnemogate listening on http://{host}:{port} (home {home.root})", flush=True)
         await stop.wait()
@@ -310,22 +329,28 @@ async def run_worker(home: Home, settings: Settings) -> None:
 
 
 def _stop_on_signals() -> asyncio.Event:
+    """Set by the first SIGTERM/SIGINT (a drain); a second one ends the process at once.
+
+    Exiting mid-drain loses nothing durable: a turn that was running goes back to the queue when its
+    lease expires, and a reply not yet sent stays in the outbox.
+    """
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def received(signum: int) -> None:
+        name = signal.Signals(signum).name
+        if not stop.is_set():
+            _LOG.info("%s received: stopping (a second signal exits at once)", name)
+            stop.set()
+            return
+        _LOG.warning("second %s: exiting without waiting for the drain", name)
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        os._exit(128 + signum)
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, received, sig)
     return stop
-
-
-def _state_probe(state: StateStore) -> Probe:
-    async def probe() -> str:
-        try:
-            await state.check_writable()
-        except StateError as exc:
-            return f"unavailable: {exc}"
-        return "ok"
-
-    return probe
 
 
 def _memory_health(runtime: Runtime) -> str:
