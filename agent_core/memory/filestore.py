@@ -12,7 +12,6 @@ Files are created with mode 0600.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
 import tempfile
@@ -22,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
+from agent_core.fsync import fsync_directory
 from agent_core.memory.entries import canonical_problem, parse_entries, salvage_entries, serialise_entries
 from agent_core.memory.errors import MemoryFileDriftError, MemoryIOError
 
@@ -160,7 +160,7 @@ class MemoryFile:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp_name)
             raise
-        _fsync_directory(target.parent)
+        fsync_directory(target.parent)
 
 
 def _decode(raw: bytes) -> tuple[str, str | None]:
@@ -177,15 +177,3 @@ def _same_bytes(path: Path, raw: bytes) -> bool:
         return path.read_bytes() == raw
     except OSError:
         return False
-
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        # Some filesystems cannot fsync a directory; the rename itself already happened.
-        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
-            raise
-    finally:
-        os.close(fd)

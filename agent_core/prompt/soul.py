@@ -15,6 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_core.fsync import fsync_directory
+
 _log = logging.getLogger(__name__)
 
 DEFAULT_SOUL = """\
@@ -62,17 +64,9 @@ def ensure_soul(home: Path, file_name: str = "SOUL.md") -> bool:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(temp)
-    _fsync_dir(home)
+    fsync_directory(home)
     _log.info("wrote default identity to %s", path)
     return True
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def load_identity(home: Path, file_name: str = "SOUL.md") -> Identity:

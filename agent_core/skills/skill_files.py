@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_core.fsync import fsync_directory
 from agent_core.skills.document import SkillDocument, parse, validate_name
 from agent_core.skills.errors import (
     InvalidSkillNameError,
@@ -123,7 +124,7 @@ class SkillFiles:
             try:
                 graveyard.mkdir(mode=0o700, exist_ok=True)
                 os.replace(folder, destination)
-                _fsync_dir(self.root)
+                fsync_directory(self.root)
             except OSError as exc:
                 raise SkillIOError(f"Skill '{name}' could not be deleted: {exc.strerror or exc}") from exc
             return destination
@@ -176,19 +177,11 @@ class SkillFiles:
                 os.fsync(handle.fileno())
             os.replace(temp, path)
             temp = None
-            _fsync_dir(path.parent)
-            _fsync_dir(path.parent.parent)
+            fsync_directory(path.parent)
+            fsync_directory(path.parent.parent)
         except OSError as exc:
             raise SkillIOError(f"{path} could not be written: {exc.strerror or exc}") from exc
         finally:
             if temp is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(temp)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

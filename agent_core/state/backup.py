@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from agent_core.fsync import fsync_directory, fsync_file
+
 from .errors import StateError
 from .schema import LATEST_VERSION
 from .settings import StateSettings
@@ -84,7 +86,7 @@ def backup_home(home: Path, destination: Path, settings: StateSettings | None = 
         "files": files,
     }
     _write_durably(destination / MANIFEST, json.dumps(manifest, indent=2).encode())
-    _fsync_dir(destination)
+    fsync_directory(destination)
     return BackupReport(destination, version, messages, tuple(files), time.monotonic() - started)
 
 
@@ -118,7 +120,7 @@ def restore_home(
         _snapshot(backup_db, staging, settings.busy_timeout_ms, source_mode="ro")
         os.replace(staging, target_db)
         files = [settings.db_filename, *_restore_curated(source, home)]
-        _fsync_dir(home)
+        fsync_directory(home)
     return BackupReport(home, version, messages, tuple(files), time.monotonic() - started)
 
 
@@ -190,7 +192,7 @@ def _snapshot(source: Path, target: Path, busy_timeout_ms: int, *, source_mode: 
         raise BackupError(f"cannot copy {source} to {target}: {exc}") from exc
     finally:
         src.close()
-    _fsync_file(target)
+    fsync_file(target)
 
 
 def _verify(db: Path) -> tuple[int, int]:
@@ -297,20 +299,3 @@ def _write_durably(path: Path, data: bytes) -> None:
     finally:
         os.close(fd)
     os.replace(staging, path)
-
-
-def _fsync_file(path: Path) -> None:
-    # Only files this module just created and closed are fsynced; no live database is opened this way.
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

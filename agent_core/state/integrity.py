@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_core.fsync import fsync_directory
+
 from .backup import exclusive_home
 from .connection import connect, is_busy
 from .engine import StorePaths
@@ -122,7 +124,7 @@ def set_aside_damaged(
             _with_suffix(paths.db, "-shm").unlink()
         os.replace(paths.db, target)
         remove_sidecar(paths.sidecar)
-        _fsync_dir(home)
+        fsync_directory(home)
     return SetAside(target, damage.reason)
 
 
@@ -208,11 +210,3 @@ def _free_name(db: Path) -> Path:
 
 def _with_suffix(path: Path, suffix: str) -> Path:
     return path.with_name(path.name + suffix)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -17,6 +17,7 @@ import os
 import secrets
 from pathlib import Path
 
+from agent_core.fsync import fsync_directory
 from gateway.identity.errors import IdentityError
 
 KEY_FILENAME = "client_ids.key"
@@ -93,18 +94,10 @@ def _create(path: Path) -> bytes:
             os.link(temp, path)
         except FileExistsError:
             return path.read_bytes()
-        _fsync_dir(path.parent)
+        fsync_directory(path.parent)
         return secret
     except OSError as exc:
         raise ClientKeyError(f"{path}: cannot create the client key ({exc.strerror})") from exc
     finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
