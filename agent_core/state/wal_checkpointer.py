@@ -8,8 +8,10 @@ holding the store's write flock so writers queue behind it and SQLite's wait for
 A reader holding an old snapshot keeps the WAL growing while it reads (SQLite cannot recycle frames it may
 still need); while passive passes make no progress the TRUNCATE attempts back off (up to
 ``_MAX_BACKOFF_S``), and the first pass that copies again after the reader finished cuts the file back.
-Any number of processes may each run one: SQLite serialises checkpoints, and the size is re-read under
-the flock, so a WAL another process just truncated is left alone.
+Every process starts one, but only the holder of ``state.db.checkpoint.lock`` (a non-blocking flock,
+retried every interval, released by the kernel when its process dies) checkpoints, so N processes on one
+home cost one checkpointer's I/O, and another takes over within an interval of the holder's death. The
+size is re-read under the write flock, so a WAL another process just truncated is left alone.
 """
 
 from __future__ import annotations
@@ -65,15 +67,22 @@ class WalCheckpointer:
             self._log.warning("WAL checkpointer: cannot open %s; not running", self._db_path, exc_info=True)
             return
         lock_fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600) if self._lock_path else None
+        duty_path = self._db_path.with_name(self._db_path.name + ".checkpoint.lock")
+        duty_fd = os.open(duty_path, os.O_RDWR | os.O_CREAT, 0o600)
+        on_duty = False
         try:
             page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
             bound = self._settings.checkpoint_wal_pages * page_size
             while not self._stop.wait(self._settings.checkpoint_interval_s):
+                on_duty = on_duty or _try_lock(duty_fd)
+                if not on_duty:
+                    continue
                 # Best effort: a busy or failing pass is tried again next interval (damage to state.db is
                 # reported by the store's reads and readiness, not here).
                 with contextlib.suppress(sqlite3.Error):
                     self.run_once(conn, lock_fd, bound)
         finally:
+            os.close(duty_fd)  # releases the duty lock for another process
             if lock_fd is not None:
                 os.close(lock_fd)
             conn.close()
@@ -112,3 +121,12 @@ class WalCheckpointer:
             return self._wal_path.stat().st_size
         except FileNotFoundError:
             return 0
+
+
+def _try_lock(fd: int) -> bool:
+    """Take the exclusive flock on ``fd`` if nobody holds it; never waits."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True

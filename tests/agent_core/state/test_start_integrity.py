@@ -97,10 +97,11 @@ async def test_zero_turns_the_check_off(home: Path) -> None:
 
 
 async def test_the_check_stops_at_its_time_budget(home: Path, caplog: pytest.LogCaptureFixture) -> None:
-    await home_with_messages(home, conversations=4, messages=1500)  # ~3 MB: a few ms to check
+    # ~10 MB: tens of ms to check, so the 1 ms budget runs out whatever the scheduling of the stopper thread.
+    await home_with_messages(home, conversations=4, messages=5000)
     with caplog.at_level(logging.INFO, logger="agent_core.state"):
         async with StateStore(home, StateSettings(integrity_check_s=0.001)) as store:
-            assert await store.message_count() == 6000
+            assert await store.message_count() == 20000
     assert any("integrity check stopped after 0.001 s" in r.getMessage() for r in caplog.records)
 
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import sqlite3
 import time
 from pathlib import Path
 
 from agent_core.state import NewMessage, Principal, StateSettings, StateStore
+from tests.adapters.fakes.recording_sink import wait_until
 
 PAGES = 100  # the smallest bound allowed: 100 pages of 4 KiB
 BOUND = PAGES * 4096
@@ -59,3 +62,33 @@ async def test_the_wal_is_cut_back_after_a_long_reader_and_stays_bounded_under_a
         assert max(sustained) <= 32 * BOUND, sustained
         assert min(sustained[-100:]) <= BOUND, sustained
         assert await store.message_count() == 10 * (150 + len(after) + 400)
+
+
+def _duty_taken(home: Path) -> bool:
+    """True while some checkpointer holds the home's checkpoint duty (a flock from another open file)."""
+    fd = os.open(home / "state.db.checkpoint.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+async def test_one_checkpointer_per_home_and_the_duty_passes_on_when_its_holder_closes(home: Path) -> None:
+    """Processes on one home share one checkpointer's I/O; when it goes, another takes the duty."""
+    settings = StateSettings(checkpoint_interval_s=0.02)
+    first: StateStore | None = StateStore(home, settings)
+    assert first is not None
+    await first.__aenter__()
+    try:
+        async with StateStore(home, settings):
+            await wait_until(lambda: _duty_taken(home), what="a checkpointer on duty")
+            await first.__aexit__(None, None, None)
+            first = None
+            await wait_until(lambda: _duty_taken(home), what="the second store's checkpointer taking over")
+    finally:
+        if first is not None:
+            await first.__aexit__(None, None, None)
+    assert not _duty_taken(home)
