@@ -26,12 +26,15 @@ _LEGACY_COOKIE = re.compile(r"[A-Za-z0-9_-]{16,64}")
 async def rekey_legacy_web_accounts(state: StateStore, key: ClientKey, platform: str = "web") -> int:
     """Replace raw cookies by their keyed hashes everywhere in state.db; returns how many were found."""
 
-    def rekey(conn: sqlite3.Connection) -> int:
-        legacy = sorted(
+    def legacy_accounts(conn: sqlite3.Connection) -> list[str]:
+        return sorted(
             account
             for account in rows.platform_account_ids(conn, platform)
             if not is_web_account(account) and _LEGACY_COOKIE.fullmatch(account)
         )
+
+    def rekey(conn: sqlite3.Connection) -> int:
+        legacy = legacy_accounts(conn)
         renames: dict[str, str] = {}
         for old in legacy:
             new = key.web_account(old)
@@ -40,6 +43,9 @@ async def rekey_legacy_web_accounts(state: StateStore, key: ClientKey, platform:
         rows.rename_account_ids(conn, renames)
         return len(legacy)
 
+    # Every start after the first finds nothing: look on a reader, and take the write lock only for work.
+    if not await state.run_read(legacy_accounts):
+        return 0
     count = await state.run_write(rekey)
     if count:
         _LOG.info("web chat: %d account(s) keyed by a raw cookie now keyed by its hash", count)

@@ -11,6 +11,7 @@ import pytest
 
 from gateway.config import HttpSettings
 from gateway.http import Readiness, create_app, serve_http
+from tests.adapters.fakes.recording_sink import wait_until
 
 _HALF_SENT = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: "
 _HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
@@ -111,10 +112,7 @@ async def test_when_every_connection_is_busy_a_new_one_waits_for_room_instead_of
     async with _serving(readiness, max_connections=2) as port, _connections(port, 2) as busy:
         for _, writer in busy:
             writer.write(b"GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        for _ in range(500):  # both requests are in the app (bounded: 5 s)
-            if len(running) == 2:
-                break
-            await asyncio.sleep(0.01)
+        await wait_until(lambda: len(running) == 2, 5.0, "both requests in the app")
         async with _connections(port, 1) as [(reader, writer)]:
             writer.write(_HEALTHZ)
             waiting = asyncio.create_task(_response(reader))
