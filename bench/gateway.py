@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.llm.scripted import ScriptedClient, ScriptStep
-from agent_core.state import StateStore
+from agent_core.storage.sqlite import StateStore
 from gateway.config import Home, Settings
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.runtime import build_gateway, open_runtime, worker_pool

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from agent_core.search import SearchScope, SessionSearch
-from agent_core.state import StateStore
-from agent_core.state.importer import TranscriptImporter
+from agent_core.storage.sqlite import StateStore
+from gateway.storage.sqlite.importer import TranscriptImporter
 
 from .corpus_chat import ChatTranscripts
 

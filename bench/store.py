@@ -21,7 +21,7 @@ from multiprocessing.process import BaseProcess
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
-from agent_core.state import NewMessage, Principal, StateError, StateSettings, StateStore
+from agent_core.storage.sqlite import NewMessage, Principal, StateError, StateSettings, StateStore
 
 from .store_corpus import ChatCorpus, marker
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection, Mapping
 
-from agent_core.state import StateStore
-from agent_core.state.checkpoints import advance_checkpoint, forget_checkpoints, load_checkpoints
+from agent_core.storage.sqlite import StateStore
+from gateway.storage.sqlite.checkpoints import advance_checkpoint, forget_checkpoints, load_checkpoints
 
 
 class StateCheckpoints:

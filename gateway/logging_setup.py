@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from agent_core.state.redaction import redact_secrets
+from agent_core.storage.redaction import redact_secrets
 from gateway.config import LogSettings
 
 _HANDLER_NAME = "mnemogate"

@@ -26,7 +26,7 @@ from agent_core.prompt import ensure_soul
 from agent_core.providers import MemoryManager, MirroringAuditSink, build_manager
 from agent_core.search import SessionSearch, session_search_tool
 from agent_core.skills import SkillStore
-from agent_core.state import StateStore
+from agent_core.storage.sqlite import StateStore
 from agent_core.tools import builtin_registry
 from gateway.access import AccessControl, NewPersonBudget, RateLimiter
 from gateway.adapter_checkpoints import StateCheckpoints
@@ -45,6 +45,7 @@ from gateway.logging_setup import configure_logging
 from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
 from gateway.queue.turn_lane import TurnAgent
 from gateway.startup_notes import startup_notes
+from gateway.storage.sqlite import open_state_store
 from gateway.webchat import WebChatAdapter
 
 _LOG = logging.getLogger("mnemogate.runtime")
@@ -91,7 +92,7 @@ async def open_runtime(
     home.ensure()
     await asyncio.to_thread(ensure_soul, home.root, settings.prompt.soul_file)
     async with contextlib.AsyncExitStack() as stack:
-        state = await stack.enter_async_context(StateStore(home.root, settings.state))
+        state = await stack.enter_async_context(open_state_store(home.root, settings.state))
         model = await stack.enter_async_context(client or build_client(settings.model))
         auxiliary = await _auxiliary_client(stack, settings, model)
         providers = await stack.enter_async_context(

@@ -14,7 +14,7 @@ from agent_core.agent.scope import TurnScope
 from agent_core.memory import MemoryStores
 from agent_core.prompt import PromptInputs, PromptSettings, SystemPrompt, build_system_prompt
 from agent_core.skills import SkillStore
-from agent_core.state import SegmentRecord, StateStore
+from agent_core.storage.sqlite import SegmentRecord, StateStore
 
 
 class SegmentPrompts:

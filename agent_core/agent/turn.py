@@ -44,7 +44,7 @@ from agent_core.llm import (
     UsageEvent,
 )
 from agent_core.providers.scrubber import RecallScrubber
-from agent_core.state import MessageRecord, NewMessage, SegmentRecord, StateStore, TokenUsage
+from agent_core.storage.sqlite import MessageRecord, NewMessage, SegmentRecord, StateStore, TokenUsage
 
 _LOG = logging.getLogger("mnemogate.agent")
 _EMPTY_REPLY = "(The model returned an empty reply.)"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from agent_core.llm import ChatMessage, LLMClient, ToolSpec
 from agent_core.memory import MemoryStores
-from agent_core.state import (
+from agent_core.storage.sqlite import (
     AlreadyCompressed,
     MessageRecord,
     NewSegment,

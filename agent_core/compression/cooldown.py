@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from agent_core.state import MessageRecord, StateStore
+from agent_core.storage.sqlite import MessageRecord, StateStore
 
 _PREFIX = "compression.cooldown/"
 _PREFIX_END = _PREFIX[:-1] + chr(ord(_PREFIX[-1]) + 1)  # the first key past every key with the prefix

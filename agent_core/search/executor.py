@@ -25,8 +25,8 @@ from agent_core.search.plan import MAX_EXPANSIONS_PER_PREFIX, ClauseRole, FtsInd
 from agent_core.search.scope import SearchScope
 from agent_core.search.settings import SearchSettings
 from agent_core.search.vocabulary import trigram_prefix_bounds, trim_common_clauses
-from agent_core.state.fts_query import FtsIndexName
-from agent_core.state.search_reads import (
+from agent_core.storage.sqlite.fts_query import FtsIndexName
+from agent_core.storage.sqlite.search_reads import (
     ConversationRow,
     HitRow,
     MatchFilter,

@@ -5,7 +5,7 @@ FTS5 operators, empty input); every token in an emitted expression is double-quo
 quotes doubled, so user text can never become FTS5 syntax; the only operators emitted are our own
 `OR`, `NOT`, parentheses and a prefix `*` after a closing quote. The module is pure (no I/O).
 
-Target indexes (built by agent_core/state): a porter index (`porter unicode61 remove_diacritics 2`)
+Target indexes (built by agent_core/storage/sqlite): a porter index (`porter unicode61 remove_diacritics 2`)
 and a trigram index (`trigram`, detail=full). The caller ranks each expression's hits by bm25 and
 unions them (porter hits first); `trigram_fallback` only widens recall when the others find too little.
 

@@ -21,8 +21,8 @@ from agent_core.search.scope import SearchScope
 from agent_core.search.settings import SearchSettings
 from agent_core.search.snippets import highlight_terms, labelled, make_snippet
 from agent_core.search.summariser import ConversationSummariser, excerpt_text
-from agent_core.state import StateStore
-from agent_core.state.search_reads import HitRow, message_windows
+from agent_core.storage.sqlite import StateStore
+from agent_core.storage.sqlite.search_reads import HitRow, message_windows
 
 _SUMMARY_CONTEXT = 2
 

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Sequence
 
 from agent_core.llm import ChatMessage, LLMClient, LLMError, LLMRequest, complete
-from agent_core.state.search_reads import HitRow
+from agent_core.storage.sqlite.search_reads import HitRow
 
 SYSTEM_PROMPT = (
     "You summarise excerpts of one past conversation for an assistant searching its history. In at most "

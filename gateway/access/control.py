@@ -16,11 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_core.memory import MemoryStores
-from agent_core.state import StateStore
-from agent_core.state import pairing as pairing_rows
+from agent_core.storage.sqlite import StateStore
 from gateway.access.settings import AccessSettings
 from gateway.contracts import ChatKind, InboundMessage, UserRef
 from gateway.identity import Accounts, Pairing, PairingState, Person
+from gateway.storage.sqlite import pairing as pairing_rows
 
 NOT_ALLOWED = "Sorry, I only talk to people the operator of this bot has allowed."
 

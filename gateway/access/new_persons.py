@@ -12,10 +12,10 @@ import functools
 import time
 from collections.abc import Callable
 
-from agent_core.state import StateStore
-from agent_core.state import persons as rows
+from agent_core.storage.sqlite import StateStore
 from gateway.access.rate_limit import RateDecision, RateLimiter
 from gateway.access.settings import NewPersonsSettings
+from gateway.storage.sqlite import persons as rows
 
 _ALLOWED = RateDecision(True)
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_core.state import StateError
-from agent_core.state.backup import BackupReport, backup_home, restore_home
+from agent_core.storage.sqlite import StateError
+from agent_core.storage.sqlite.backup import BackupReport, backup_home, restore_home
 from gateway.cli.context import CommandContext
 from gateway.config import ConfigError
 

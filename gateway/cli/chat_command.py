@@ -17,7 +17,7 @@ import uuid
 from typing import Any, TextIO
 
 from agent_core.agent import TurnFailed, TurnFinished, TurnScope
-from agent_core.state import NewMessage, Principal
+from agent_core.storage.sqlite import NewMessage, Principal
 from gateway.cli.context import LOCAL_PERSON_ID, CommandContext
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.identity import Person

@@ -1,6 +1,6 @@
 """``mnemogate import transcripts FILE.jsonl``: import past conversations so they can be searched.
 
-One conversation per line (see agent_core.state.transcripts for the format). Each malformed line is
+One conversation per line (see gateway.storage.transcripts for the format). Each malformed line is
 reported on stderr as ``FILE:LINE: reason`` while the rest imports; the exit status is 1 when any line
 failed, else 0. Importing the same file again adds nothing twice. The command returns once the
 imported messages are searchable (or says that the index is still catching up).
@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent_core.state import StateStore
-from agent_core.state.importer import ImportReport, TranscriptImporter
 from gateway.cli.context import CommandContext
+from gateway.storage.sqlite import open_state_store
+from gateway.storage.sqlite.importer import ImportReport, TranscriptImporter
 
 INDEX_WAIT_S = 120.0
 
@@ -51,6 +51,6 @@ def run_import_transcripts(context: CommandContext) -> int:
 
 async def _import(context: CommandContext, path: Path) -> tuple[ImportReport, bool]:
     settings = context.settings
-    async with StateStore(context.home.ensure().root, settings.state) as store:
+    async with open_state_store(context.home.ensure().root, settings.state) as store:
         report = await TranscriptImporter(store).import_path(path)
         return report, await store.wait_indexed(INDEX_WAIT_S)

@@ -12,7 +12,7 @@ import argparse
 import logging
 import sys
 
-from agent_core.state import set_aside_damaged
+from agent_core.storage.sqlite import set_aside_damaged
 from gateway.cli.context import CommandContext
 
 _LOG = logging.getLogger("mnemogate.cli")

@@ -13,9 +13,10 @@ import json
 import sys
 from typing import Any
 
-from agent_core.state import StateStore
+from agent_core.storage.sqlite import StateStore
 from gateway.cli.context import CommandContext
 from gateway.identity import Pairing, PairingError, PairingRequest, PairingState
+from gateway.storage.sqlite import open_state_store
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -69,13 +70,13 @@ def _decide(context: CommandContext, *, approve: bool) -> int:
 
 async def _list(context: CommandContext, state: PairingState | None) -> list[PairingRequest]:
     settings = context.settings
-    async with StateStore(context.home.ensure().root, settings.state) as store:
+    async with open_state_store(context.home.ensure().root, settings.state) as store:
         return await _pairing(context, store).list_requests(state)
 
 
 async def _apply(context: CommandContext, code: str, *, approve: bool) -> PairingRequest:
     settings = context.settings
-    async with StateStore(context.home.ensure().root, settings.state) as store:
+    async with open_state_store(context.home.ensure().root, settings.state) as store:
         pairing = _pairing(context, store)
         if approve:
             return await pairing.approve(code, by="cli")

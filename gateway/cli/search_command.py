@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent_core.search import SearchResults, SearchScope, SearchSettings, SessionSearch
-from agent_core.state import StateStore
 from gateway.cli.context import LOCAL_PERSON_ID, CommandContext
+from gateway.storage.sqlite import open_state_store
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 50
@@ -58,7 +58,7 @@ async def _search(
     context: CommandContext, query: str, scope: SearchScope, limit: int
 ) -> tuple[SearchResults, bool]:
     settings = context.settings
-    async with StateStore(context.home.ensure().root, settings.state) as store:
+    async with open_state_store(context.home.ensure().root, settings.state) as store:
         caught_up = await store.wait_indexed(INDEX_WAIT_S)
         search = SessionSearch(store, SearchSettings(max_limit=MAX_LIMIT))
         return await search.search(query, scope, limit=limit), caught_up

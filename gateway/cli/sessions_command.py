@@ -8,10 +8,10 @@ import sys
 import time
 from typing import Any
 
-from agent_core.state import StateStore
-from agent_core.state.jobs import queue_state
-from agent_core.state.outbox import conversation_outbox
 from gateway.cli.context import CommandContext
+from gateway.storage.sqlite import open_state_store
+from gateway.storage.sqlite.jobs import queue_state
+from gateway.storage.sqlite.outbox import conversation_outbox
 
 
 class UnknownConversationError(LookupError):
@@ -55,7 +55,7 @@ async def _list(context: CommandContext) -> list[str]:
         "SELECT id, session_key, person_id, created_at, ended_at, end_reason FROM conversations "
         f"{live_only}ORDER BY created_at DESC LIMIT ?"
     )
-    async with StateStore(context.home.root, context.settings.state) as state:
+    async with open_state_store(context.home.root, context.settings.state) as state:
         rows = await state.run_read(lambda c: c.execute(sql, (max(args.limit, 1),)).fetchall())
     if not rows:
         return ["no conversations"]
@@ -68,7 +68,7 @@ async def _list(context: CommandContext) -> list[str]:
 
 async def _show(context: CommandContext) -> list[str]:
     conversation_id = context.args.conversation_id
-    async with StateStore(context.home.root, context.settings.state) as state:
+    async with open_state_store(context.home.root, context.settings.state) as state:
         record = await state.get_conversation(conversation_id)
         if record is None:
             raise UnknownConversationError(f"no conversation {conversation_id!r}")

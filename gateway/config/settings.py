@@ -20,7 +20,7 @@ from agent_core.memory.settings import MemorySettings
 from agent_core.prompt.settings import PromptSettings
 from agent_core.providers.settings import ProviderSettings
 from agent_core.search.settings import SearchSettings
-from agent_core.state.settings import StateSettings
+from agent_core.storage.sqlite.settings import StateSettings
 from gateway.access.settings import AccessSettings, RateLimitSettings
 from gateway.adapters_config import with_environment_credentials
 from gateway.delivery.settings import AdapterSettings, DeliverySettings

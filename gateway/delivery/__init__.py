@@ -1,6 +1,5 @@
 """Delivery: the outbox (replies and notices queued exactly once) and the loop that sends it per platform."""
 
-from gateway.delivery.addresses import chat_from_text, chat_to_text
 from gateway.delivery.chat_budget import ChatBudgets
 from gateway.delivery.delivery_loop import DeliveryLoop, FailureHook
 from gateway.delivery.errors import DeliveryError, NoAdapterError
@@ -25,7 +24,5 @@ __all__ = [
     "StreamRegistry",
     "StreamedMessage",
     "StreamingAgent",
-    "chat_from_text",
-    "chat_to_text",
     "plain_text",
 ]

@@ -21,8 +21,12 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Self, final
 
-from agent_core.state import StateError, StateStore
-from agent_core.state.outbox import (
+from agent_core.storage.sqlite import StateError, StateStore
+from gateway.contracts import Adapter, BadFormatError, ChatRef, OutboundMessage, SendError
+from gateway.queue.signals import Signals, wait_signal
+from gateway.queue.worker_pool import new_holder
+from gateway.storage.chat_refs import chat_from_text
+from gateway.storage.sqlite.outbox import (
     OutboxItem,
     claim_outbox,
     has_claimable,
@@ -32,11 +36,7 @@ from agent_core.state.outbox import (
     record_chunk,
     release_claims,
 )
-from gateway.contracts import Adapter, BadFormatError, ChatRef, OutboundMessage, SendError
-from gateway.queue.signals import Signals, wait_signal
-from gateway.queue.worker_pool import new_holder
 
-from .addresses import chat_from_text
 from .chat_budget import ChatBudgets
 from .outbox_pruner import OutboxPruner
 from .plain_text import plain_text

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import time
 
-from agent_core.state import StateStore
-from agent_core.state.outbox import OutboxStatus, add_outbox, conversation_outbox
+from agent_core.storage.sqlite import StateStore
 from gateway.contracts import ChatRef
 from gateway.queue.signals import Signals
-
-from .addresses import chat_to_text
+from gateway.storage.chat_refs import chat_to_text
+from gateway.storage.sqlite.outbox import OutboxStatus, add_outbox, conversation_outbox
 
 
 class Outbox:

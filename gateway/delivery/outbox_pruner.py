@@ -14,8 +14,8 @@ import asyncio
 import logging
 import time
 
-from agent_core.state import StateError, StateStore
-from agent_core.state.outbox import prune_delivered
+from agent_core.storage.sqlite import StateError, StateStore
+from gateway.storage.sqlite.outbox import prune_delivered
 
 from .settings import DeliverySettings
 

@@ -24,12 +24,12 @@ from types import TracebackType
 from typing import Self
 
 from agent_core.agent import ReplyDelta, ToolStarted, TurnFailed, TurnFinished, TurnScope
-from agent_core.state import StateStore
+from agent_core.storage.sqlite import StateStore
 from gateway.contracts import Adapter, ChatRef, OutboundMessage, SendError
 from gateway.queue.signals import wait_signal
 from gateway.queue.turn_lane import TurnAgent
+from gateway.storage.chat_refs import chat_from_text
 
-from .addresses import chat_from_text
 from .chat_budget import ChatBudgets
 
 _LOG = logging.getLogger("mnemogate.delivery")

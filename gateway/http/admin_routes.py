@@ -1,6 +1,6 @@
 """The admin API under ``/admin``: conversations, messages, search, persons and memory, pairing, reset.
 
-Every route sits behind the ``BearerGuard``; reads go through ``agent_core.state.admin_reads`` on the
+Every route sits behind the ``BearerGuard``; reads go through ``gateway.storage.sqlite.admin_reads`` on the
 store's reader connections; memory edits go through ``MemoryStores`` with actor "admin", so they are
 threat-scanned, locked and recorded in the audit trail like any other write.
 """
@@ -17,10 +17,10 @@ from pydantic import BaseModel, Field
 
 from agent_core.memory import MemoryStoreError, MemoryStores
 from agent_core.search import SearchScope, SessionSearch
-from agent_core.state import EndReason, SearchIndexUnavailableError, StateStore
-from agent_core.state import admin_reads as reads
+from agent_core.storage.sqlite import EndReason, SearchIndexUnavailableError, StateStore
 from gateway.http.access import BearerGuard
 from gateway.identity import PairingError
+from gateway.storage.sqlite import admin_reads as reads
 
 # Offsets and ids are SQLite integers: a larger number is a 422, not an OverflowError (500).
 _MAX_SQL_INT = 2**63 - 1

@@ -16,7 +16,7 @@ from fastapi import Depends, FastAPI, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from agent_core.state import StateStore
+from agent_core.storage.sqlite import StateStore
 from gateway.access import NewPersonBudget
 from gateway.config import HttpSettings
 from gateway.contracts import HttpRoute

@@ -15,9 +15,9 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from agent_core.state import StateStore
-from agent_core.state.admin_reads import GatewayCounters, finished_turns_since, gateway_counters
+from agent_core.storage.sqlite import StateStore
 from gateway.contracts import Adapter, AdapterHealth
+from gateway.storage.sqlite.admin_reads import GatewayCounters, finished_turns_since, gateway_counters
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, float("inf"))

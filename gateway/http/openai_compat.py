@@ -26,12 +26,12 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_core.state import StateStore
-from agent_core.state.admin_reads import conversation_token_totals, live_conversation_with_prefix
+from agent_core.storage.sqlite import StateStore
 from gateway.http.access import BearerGuard
 from gateway.http.webchat_routes import default_client_key, retry_after
 from gateway.identity import ClientKey
 from gateway.sessions import KeyScope, SessionKey
+from gateway.storage.sqlite.admin_reads import conversation_token_totals, live_conversation_with_prefix
 from gateway.webchat import (
     ChannelNotStartedError,
     MessageRefusedError,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from agent_core.state import SearchHealth, StateError, StateStore
+from agent_core.storage.sqlite import SearchHealth, StateError, StateStore
 from gateway.contracts import Adapter
 
 ReadinessCheck = Callable[[], Awaitable[dict[str, str]]]

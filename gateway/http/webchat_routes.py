@@ -25,19 +25,19 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import HTMLResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
-from agent_core.state import StateStore
-from agent_core.state.admin_reads import (
+from agent_core.storage.sqlite import StateStore
+from gateway.access import NewPersonBudget
+from gateway.contracts import AdapterError
+from gateway.identity import ClientKey
+from gateway.sessions import KeyScope, SessionKey
+from gateway.storage.chat_refs import chat_to_text
+from gateway.storage.sqlite.admin_reads import (
     MessageRow,
     chat_transcript,
     last_ended_with_prefix,
     live_conversation_with_prefix,
 )
-from agent_core.state.outbox import ChatNotice, chat_notices
-from gateway.access import NewPersonBudget
-from gateway.contracts import AdapterError
-from gateway.delivery.addresses import chat_to_text
-from gateway.identity import ClientKey
-from gateway.sessions import KeyScope, SessionKey
+from gateway.storage.sqlite.outbox import ChatNotice, chat_notices
 from gateway.webchat import ChannelNotStartedError, Cursor, Delivery, MessageRefusedError, WebChatAdapter
 
 COOKIE = "mnemogate_chat"

@@ -1,7 +1,6 @@
 """Persons and their platform accounts: account -> person resolution, /link codes, DM pairing, and the
 per-home key that turns web chat cookies and API tokens into account ids."""
 
-from agent_core.state.pairing import PairingState
 from gateway.identity.accounts import Accounts, LinkOutcome, account_key
 from gateway.identity.client_key import KEY_FILENAME, ClientKey, ClientKeyError, is_web_account
 from gateway.identity.codes import ALPHABET, new_code, normalise_code
@@ -16,6 +15,7 @@ from gateway.identity.legacy_web_accounts import rekey_legacy_web_accounts
 from gateway.identity.pairing import Pairing, PairingRequest, PairingTicket
 from gateway.identity.person import Person
 from gateway.identity.settings import LinkSettings
+from gateway.storage.sqlite.pairing import PairingState
 
 __all__ = [
     "ALPHABET",

@@ -17,13 +17,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from agent_core.memory import MemoryStores
-from agent_core.state import StateStore
-from agent_core.state import persons as rows
+from agent_core.storage.sqlite import StateStore
 from gateway.contracts import ChatKind, InboundMessage, UserRef
 from gateway.identity.codes import new_code, normalise_code
 from gateway.identity.errors import LinkError
 from gateway.identity.person import Person
 from gateway.identity.settings import LinkSettings
+from gateway.storage.sqlite import persons as rows
 
 _HOUR_S = 3600.0
 _GET_NEW = "Send /link on your other account to get a new one."

@@ -13,10 +13,10 @@ import logging
 import re
 import sqlite3
 
-from agent_core.state import StateStore
-from agent_core.state import persons as rows
+from agent_core.storage.sqlite import StateStore
 from gateway.identity.client_key import ClientKey, is_web_account
 from gateway.sessions import KeyScope, SessionKey
+from gateway.storage.sqlite import persons as rows
 
 _LOG = logging.getLogger("mnemogate.identity")
 # What earlier versions accepted as a cookie (and so stored as the account id).

@@ -12,12 +12,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agent_core.state import StateStore
-from agent_core.state import pairing as rows
-from agent_core.state.pairing import PairingState
+from agent_core.storage.sqlite import StateStore
 from gateway.contracts import UserRef
 from gateway.identity.codes import new_code, normalise_code
 from gateway.identity.errors import PairingAlreadyDecidedError, UnknownPairingCodeError
+from gateway.storage.sqlite import pairing as rows
+from gateway.storage.sqlite.pairing import PairingState
 
 _HOUR_S = 3600.0
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from agent_core.agent import TurnScope
 from agent_core.memory import MemoryStores
-from agent_core.state import EndReason, StateStore, TokenUsage
+from agent_core.storage.sqlite import EndReason, StateStore, TokenUsage
 from gateway.queue import TurnQueue, principal_for
 
 from .command_table import Command, CommandCall, CommandTable

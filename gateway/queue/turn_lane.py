@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agent_core.agent import TurnFailed, TurnFinished, TurnScope
-from agent_core.state import NewMessage, StateStore
-from agent_core.state.jobs import (
+from agent_core.storage.sqlite import NewMessage, StateStore
+from agent_core.storage.sqlite.messages import PreparedMessage, prepare
+from gateway.storage.sqlite.jobs import (
     INTERRUPT_STOP,
     ClaimedJob,
     JobReply,
@@ -26,8 +27,7 @@ from agent_core.state.jobs import (
     interrupt_flag,
     tip_tail,
 )
-from agent_core.state.messages import PreparedMessage, prepare
-from agent_core.state.outbox import is_message_queued
+from gateway.storage.sqlite.outbox import is_message_queued
 
 _LOG = logging.getLogger("mnemogate.queue")
 STOPPED_NOTE = "(Stopped at the user's request before finishing.)"

@@ -11,8 +11,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agent_core.state import NewMessage, Principal, StateStore
-from agent_core.state.jobs import (
+from agent_core.storage.sqlite import NewMessage, Principal, StateStore
+from agent_core.storage.sqlite.messages import prepare
+from gateway.contracts import InboundMessage
+from gateway.identity import Person
+from gateway.sessions import SessionKey
+from gateway.storage.chat_refs import chat_to_text
+from gateway.storage.sqlite.jobs import (
     Enqueued,
     QueueState,
     TurnRequest,
@@ -20,12 +25,7 @@ from agent_core.state.jobs import (
     queue_state,
     stop_conversation,
 )
-from agent_core.state.ledger import record_event, seen
-from agent_core.state.messages import prepare
-from gateway.contracts import InboundMessage
-from gateway.delivery.addresses import chat_to_text
-from gateway.identity import Person
-from gateway.sessions import SessionKey
+from gateway.storage.sqlite.ledger import record_event, seen
 
 from .busy_policy import BusyPolicy
 from .signals import Signals

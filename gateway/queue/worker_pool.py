@@ -19,8 +19,8 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Self, final
 
-from agent_core.state import StateError, StateStore
-from agent_core.state.jobs import ClaimedJob, claim_jobs, has_runnable, release_jobs, renew_leases
+from agent_core.storage.sqlite import StateError, StateStore
+from gateway.storage.sqlite.jobs import ClaimedJob, claim_jobs, has_runnable, release_jobs, renew_leases
 
 from .settings import QueueSettings
 from .signals import Signals, wait_signal

@@ -12,20 +12,21 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.state import NewMessage, Principal, StateStore
+from agent_core.storage.sqlite import NewMessage, Principal
 from gateway.cli import backup_command
 from gateway.cli.main import build_parser
+from gateway.storage.sqlite import open_state_store
 
 REPO = Path(__file__).resolve().parents[2]
 
 _HOLDER = """
 import asyncio, sys
 from pathlib import Path
-from agent_core.state import StateSettings, StateStore
+from agent_core.storage.sqlite import StateSettings, StateStore
 
 async def hold() -> None:
     settings = StateSettings(index_enabled=sys.argv[2] == "index")
-    async with StateStore(Path(sys.argv[1]), settings):
+    async with open_state_store(Path(sys.argv[1]), settings):
         print("open", flush=True)
         await asyncio.to_thread(sys.stdin.read)
 
@@ -34,7 +35,7 @@ asyncio.run(hold())
 
 
 async def _fill(home: Path, texts: list[str]) -> None:
-    async with StateStore(home) as store:
+    async with open_state_store(home) as store:
         conversation = await store.ensure_conversation("web:dm:alice", Principal(person_id="alice"))
         await store.append_messages(conversation.tip_session_id, [NewMessage("user", t) for t in texts])
     people = home / "memories" / "people" / "alice"
@@ -48,7 +49,7 @@ async def _fill(home: Path, texts: list[str]) -> None:
 
 
 async def _texts(home: Path) -> list[str]:
-    async with StateStore(home) as store:
+    async with open_state_store(home) as store:
         conversation = await store.live_conversation("web:dm:alice")
         assert conversation is not None
         return [m.content or "" for m in await store.conversation_messages(conversation.id)]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.agent_core.state.damaged_home import damage_middle_pages, home_with_messages
+from tests.agent_core.storage.sqlite.damaged_home import damage_middle_pages, home_with_messages
 from tests.e2e.gateway_process import free_port, serving, start, stop, wait_for_line
 
 TOKEN = "e2e-admin-token-0123456789"

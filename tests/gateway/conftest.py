@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.state import StateStore
+from agent_core.storage.sqlite import StateStore
+from gateway.storage.sqlite import open_state_store
 
 
 class ManualClock:
@@ -30,5 +31,5 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 async def state(home: Path) -> AsyncIterator[StateStore]:
-    async with StateStore(home) as store:
+    async with open_state_store(home) as store:
         yield store

@@ -10,10 +10,15 @@ from pathlib import Path
 import pytest
 
 from agent_core.search import SearchScope
-from agent_core.state import NewMessage, Principal, StateError, StateSettings, StateStore
+from agent_core.storage.sqlite import NewMessage, Principal, StateError, StateSettings
 from gateway.config import Home, Settings
 from gateway.runtime import Runtime, open_runtime
-from tests.agent_core.state.damaged_home import damage_middle_pages, home_with_messages, unchecked_settings
+from gateway.storage.sqlite import open_state_store
+from tests.agent_core.storage.sqlite.damaged_home import (
+    damage_middle_pages,
+    home_with_messages,
+    unchecked_settings,
+)
 
 _DEADLINE_S = 15.0
 
@@ -49,15 +54,17 @@ async def test_the_indexer_backs_off_and_logs_a_bounded_number_of_lines_while_st
     await home_with_messages(home)
     damage_middle_pages(home / "state.db")
     (home / "search.db").unlink()  # the rebuild reads every message, so the indexer meets the damage
-    with caplog.at_level(logging.INFO, logger="agent_core.state"):
-        async with StateStore(home, unchecked_settings()) as store:
+    with caplog.at_level(logging.INFO, logger="agent_core.storage.sqlite"):
+        async with open_state_store(home, unchecked_settings()) as store:
             deadline = time.monotonic() + _DEADLINE_S
             while (await store.search_health()).indexer_failures < 5:
                 assert time.monotonic() < deadline, "the indexer never retried"
                 await store.wait_indexed(0.1)
             with pytest.raises(StateError, match="malformed"):
                 await store.check_readable()
-    lines = [r for r in caplog.records if r.name == "agent_core.state" and r.levelno >= logging.WARNING]
+    lines = [
+        r for r in caplog.records if r.name == "agent_core.storage.sqlite" and r.levelno >= logging.WARNING
+    ]
     assert 1 <= len(lines) <= 2, [r.getMessage() for r in lines]
 
 
@@ -73,7 +80,7 @@ async def test_a_missing_search_index_reads_as_degraded_until_it_is_rebuilt(home
         conversation = await runtime.state.ensure_conversation("k", Principal(person_id="p"))
         tree = NewMessage("user", "the apricot tree")
         await runtime.state.append_messages(conversation.tip_session_id, [tree])
-        async with StateStore(home) as indexer:
+        async with open_state_store(home) as indexer:
             assert await indexer.wait_indexed(10)
         assert await _search_check(runtime) == "ok"
 
@@ -83,7 +90,7 @@ async def test_a_missing_search_index_reads_as_degraded_until_it_is_rebuilt(home
         assert degraded.startswith("ok (search") and "rebuil" in degraded
         assert _ready(await runtime.readiness())  # search degrades the gateway; it does not stop turns
 
-        async with StateStore(home) as indexer:
+        async with open_state_store(home) as indexer:
             deadline = time.monotonic() + _DEADLINE_S
             while (check := await _search_check(runtime)) != "ok":
                 assert time.monotonic() < deadline, f"search still degraded: {check}"
@@ -103,7 +110,7 @@ async def test_a_new_empty_search_index_reads_as_degraded_in_a_process_that_does
         await runtime.state.append_messages(conversation.tip_session_id, [NewMessage("user", "apricot")])
         for suffix in ("", "-wal", "-shm"):
             (home / f"search.db{suffix}").unlink(missing_ok=True)
-        async with StateStore(home, StateSettings(index_enabled=False)):  # creates search.db, indexes nothing
+        async with open_state_store(home, StateSettings(index_enabled=False)):
             assert (home / "search.db").exists()
             check = await _search_check(runtime)
     assert check.startswith("ok (search rebuilding") and "of 1" in check

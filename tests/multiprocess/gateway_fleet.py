@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from agent_core.state import StateStore
+from agent_core.storage.sqlite import StateStore
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.identity import Person
 from gateway.queue import BusyPolicy, Signals, TurnQueue

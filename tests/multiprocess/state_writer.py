@@ -13,15 +13,15 @@ import sys
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
-from agent_core.state import (
+from agent_core.storage.sqlite import (
     AlreadyCompressed,
     Compressed,
     NewMessage,
     NewSegment,
     Principal,
     StateSettings,
-    StateStore,
 )
+from gateway.storage.sqlite import open_state_store
 
 
 def unique_token(writer: int, seq: int) -> str:
@@ -48,7 +48,7 @@ def message_text(writer: int, seq: int) -> str:
 
 async def _append_and_ack(home: Path, writer: int, count: int) -> None:
     rng = random.Random(writer)
-    async with StateStore(home) as store:
+    async with open_state_store(home) as store:
         conversation = await store.ensure_conversation(f"crash:{writer}", Principal(person_id=f"p{writer}"))
         seq = 0
         while seq < count:
@@ -67,7 +67,7 @@ def append_in_process(home: str, writer: int, count: int, session_key: str, barr
 
 
 async def _append_many(home: Path, writer: int, count: int, session_key: str, barrier: Barrier) -> None:
-    async with StateStore(home) as store:
+    async with open_state_store(home) as store:
         conversation = await store.ensure_conversation(session_key, Principal(person_id="shared"))
         await asyncio.to_thread(barrier.wait)
         for seq in range(count):
@@ -83,7 +83,7 @@ def compress_in_process(home: str, parent_session_id: str, label: str, barrier: 
 
 
 async def _compress(home: Path, parent_session_id: str, label: str, barrier: Barrier) -> str:
-    async with StateStore(home) as store:
+    async with open_state_store(home) as store:
         await asyncio.to_thread(barrier.wait)
         result = await store.compress(
             parent_session_id,
@@ -103,7 +103,7 @@ def open_in_process(home: str, barrier: Barrier) -> None:
 
 async def _open(home: Path, barrier: Barrier) -> None:
     await asyncio.to_thread(barrier.wait)
-    async with StateStore(home, StateSettings(index_enabled=False)):
+    async with open_state_store(home, StateSettings(index_enabled=False)):
         pass
 
 

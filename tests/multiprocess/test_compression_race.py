@@ -16,7 +16,8 @@ from pathlib import Path
 from agent_core.agent import TurnFinished
 from agent_core.compression import BANNER, CompressionOutcome
 from agent_core.llm import LLMRequest, ScriptedClient, ScriptStep
-from agent_core.state import NewMessage, StateStore
+from agent_core.storage.sqlite import NewMessage
+from gateway.storage.sqlite import open_state_store
 from tests.agent_core.compression.harness import ChattyModel, compressing_agent, summary_step
 
 SPAWN = multiprocessing.get_context("spawn")
@@ -54,7 +55,7 @@ async def _long_conversation(home: Path) -> str:
 
 
 async def _chain(home: Path, conversation_id: str) -> tuple[list[str], list[str], list[str], str]:
-    async with StateStore(home) as state:
+    async with open_state_store(home) as state:
         lineage = await state.lineage(conversation_id)
         root = lineage[0].id
         children = await state.run_read(

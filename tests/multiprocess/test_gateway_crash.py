@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 from agent_core.llm.fakes import FakeOpenAIServer, FakeReply
-from agent_core.state import StateStore
+from agent_core.storage.sqlite import StateStore
+from gateway.storage.sqlite import open_state_store
 
 from .gateway_fleet import message, queue_for, rows, start_worker, stop_worker, write_config
 
@@ -39,7 +40,7 @@ async def _wait_job(state: StateStore, wanted: str, timeout: float) -> tuple[obj
 
 
 async def test_kill_9_mid_turn_the_turn_completes_on_another_worker_with_one_reply(home: Path) -> None:
-    async with FakeOpenAIServer(default=SLOW) as fake, StateStore(home) as state:
+    async with FakeOpenAIServer(default=SLOW) as fake, open_state_store(home) as state:
         write_config(home, _config(fake))
         doomed = start_worker(home)
         survivor = None
@@ -65,7 +66,7 @@ async def test_kill_9_mid_turn_the_turn_completes_on_another_worker_with_one_rep
 
 
 async def test_sigterm_drains_and_releases_the_lease_then_another_worker_answers(home: Path) -> None:
-    async with FakeOpenAIServer(default=SLOW) as fake, StateStore(home) as state:
+    async with FakeOpenAIServer(default=SLOW) as fake, open_state_store(home) as state:
         write_config(home, _config(fake, drain_grace_s=0.2))
         first = start_worker(home)
         await queue_for(state).enqueue(*message(1, 0))

@@ -10,7 +10,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from agent_core.llm.fakes import FakeOpenAIServer, FakeReply
-from agent_core.state import StateStore
+from agent_core.storage.sqlite import StateStore
+from gateway.storage.sqlite import open_state_store
 
 from .gateway_fleet import message, queue_for, rows, start_worker, stop_worker, write_config
 
@@ -40,7 +41,7 @@ async def test_two_worker_processes_answer_every_message_once_in_order(home: Pat
 async def _run_fleet(home: Path) -> None:
     workers = [start_worker(home), start_worker(home)]
     try:
-        async with StateStore(home) as state:
+        async with open_state_store(home) as state:
             queue = queue_for(state)
             for n in range(MESSAGES):
                 for conversation in range(CONVERSATIONS):

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.state import NewSegment, Principal, StateSettings, StateStore
-from agent_core.state.connection import connect
-from agent_core.state.engine import StorePaths
-from agent_core.state.schema import LATEST_VERSION, migrate, read_version
-from agent_core.state.writer import WriteGate
+from agent_core.storage.sqlite import NewSegment, Principal, StateSettings
+from agent_core.storage.sqlite.connection import connect
+from agent_core.storage.sqlite.engine import StorePaths
+from agent_core.storage.sqlite.schema import LATEST_VERSION, migrate, read_version
+from agent_core.storage.sqlite.writer import WriteGate
+from gateway.storage.sqlite import open_state_store
 
 from . import state_writer
 
@@ -40,7 +41,7 @@ def _writer_sequences(contents: list[str]) -> dict[int, list[int]]:
 
 
 async def _contents_by_key(home: Path, keys: set[str]) -> tuple[set[str], list[str]]:
-    async with StateStore(home) as store:
+    async with open_state_store(home) as store:
         contents: list[str] = []
         conversations = set()
         for key in keys:
@@ -119,13 +120,13 @@ def _assert_migrated_once(home: Path) -> None:
 
 
 async def _new_conversation(home: Path) -> str:
-    async with StateStore(home) as store:
+    async with open_state_store(home) as store:
         conversation = await store.ensure_conversation("race", Principal(person_id="p"), NewSegment("root"))
         return conversation.tip_session_id
 
 
 async def _chain_of(home: Path, segment_id: str) -> tuple[list[str], str, str]:
-    async with StateStore(home) as store:
+    async with open_state_store(home) as store:
         lineage = await store.lineage(segment_id)
         tip = await store.resolve_tip(segment_id)
         conversation = await store.get_conversation(lineage[0].conversation_id)

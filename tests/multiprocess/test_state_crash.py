@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from agent_core.state import StateStore
-from agent_core.state.connection import connect
+from agent_core.storage.sqlite.connection import connect
+from gateway.storage.sqlite import open_state_store
 
 from .state_writer import unique_token
 
@@ -54,7 +54,7 @@ def _run_and_kill(home: Path, writer: int, rng: random.Random) -> dict[int, int]
 
 
 async def _check(home: Path, acked: dict[int, dict[int, int]]) -> None:
-    async with StateStore(home) as store:
+    async with open_state_store(home) as store:
         assert await store.wait_indexed(30)
         for writer, writes in acked.items():
             conversation = await store.live_conversation(f"crash:{writer}")

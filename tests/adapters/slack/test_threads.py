@@ -13,9 +13,9 @@ import httpx
 
 from adapters.slack import SlackAdapter, SlackSettings
 from adapters.slack.threads import ThreadMemory, checkpoint_key, parse_checkpoint_key
-from agent_core.state import StateStore
 from gateway.adapter_checkpoints import StateCheckpoints
 from gateway.contracts import Checkpoints, InboundMessage, OutboundMessage
+from gateway.storage.sqlite import open_state_store
 from tests.adapters.fakes.recording_sink import RecordingSink
 from tests.adapters.fakes.slack_server import FakeSlackServer
 from tests.adapters.slack.conftest import SlackEvents, adapter_settings, serve
@@ -62,7 +62,7 @@ async def test_threads_the_bot_answered_or_was_mentioned_in_are_still_its_after_
 ) -> None:
     before = RecordingSink()
     async with (
-        StateStore(tmp_path) as state,
+        open_state_store(tmp_path) as state,
         running(fake, before, StateCheckpoints(state, "slack")) as (
             adapter,
             slack,
@@ -78,7 +78,7 @@ async def test_threads_the_bot_answered_or_was_mentioned_in_are_still_its_after_
 
     after, unrelated = RecordingSink(), fake.next_ts()
     async with (
-        StateStore(tmp_path) as state,
+        open_state_store(tmp_path) as state,
         running(fake, after, StateCheckpoints(state, "slack")) as (
             _,
             slack,
@@ -93,7 +93,7 @@ async def test_threads_the_bot_answered_or_was_mentioned_in_are_still_its_after_
 async def test_a_thread_quiet_for_longer_than_the_window_is_forgotten_at_restart(
     tmp_path: Path, fake: FakeSlackServer
 ) -> None:
-    async with StateStore(tmp_path) as state:
+    async with open_state_store(tmp_path) as state:
         joined = RecordingSink()
         async with running(fake, joined, StateCheckpoints(state, "slack"), thread_memory_days=2) as (
             _,

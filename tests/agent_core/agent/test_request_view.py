@@ -6,7 +6,7 @@ from pathlib import Path
 
 from agent_core.agent import TurnFinished, TurnScope
 from agent_core.llm import ScriptedClient, ScriptStep
-from agent_core.state import Principal
+from agent_core.storage.sqlite import Principal
 
 from .harness import agent_harness
 

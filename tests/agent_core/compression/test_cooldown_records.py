@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from agent_core.compression import Cooldown, CooldownBook
-from agent_core.state import NewMessage, NewSegment, Principal, StateStore
+from agent_core.storage.sqlite import NewMessage, NewSegment, Principal, StateStore
 
 PERSON = Principal(person_id="p1", platform="web")
 

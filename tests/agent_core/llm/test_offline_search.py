@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agent_core.agent import TurnFailed, TurnFinished, TurnScope
 from agent_core.llm import OFFLINE_LABEL
-from agent_core.state import NewMessage, Principal
+from agent_core.storage.sqlite import NewMessage, Principal
 from gateway.config import Home, Settings
 from gateway.runtime import Runtime, open_runtime
 

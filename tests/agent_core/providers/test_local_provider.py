@@ -7,7 +7,7 @@ from pathlib import Path
 from agent_core.agent import ReplyDelta, TurnFinished
 from agent_core.llm import ScriptedClient, ScriptStep, TextDelta
 from agent_core.providers import LocalProvider, MemoryManager, ProviderContext, ProviderSettings
-from agent_core.state import Principal
+from agent_core.storage.sqlite import Principal
 
 from .harness import provider_harness
 

@@ -1,6 +1,6 @@
 """A real in-memory FTS5 corpus with the production tokenizers, searched the way the caller will.
 
-Invariant: the two tables use exactly the tokenizers agent_core/state builds (contentless porter
+Invariant: the two tables use exactly the tokenizers agent_core/storage/sqlite builds (contentless porter
 unicode61 and contentless trigram with detail=full), and `search` follows the plan documented in
 agent_core/search/query.py: expand trigram prefixes through fts5vocab, run porter then trigram,
 and run the trigram fallback only when too few messages were found.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agent_core.search import SearchScope, SearchSettings, build_fts_query
 from agent_core.search.executor import execute
-from agent_core.state import NewMessage, Principal, StateSettings, StateStore
+from agent_core.storage.sqlite import NewMessage, Principal, StateSettings, StateStore
 
 from .test_service import say, searchable
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_core.search import SearchScope, SessionSearch, session_search_tool
-from agent_core.state import NewMessage, Principal, StateStore
+from agent_core.storage.sqlite import NewMessage, Principal, StateStore
 from agent_core.tools import ToolContext, ToolRegistry
 
 from .test_service import say

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_core.state import StateStore
+from agent_core.storage.sqlite import StateStore
 from gateway.access import NOT_ALLOWED, AccessControl, AccessSettings, Admitted, Denied
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from tests.gateway.conftest import ManualClock

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_core.state import StateStore
 from gateway.access import AccessControl, AccessSettings, Admitted, Denied
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
+from gateway.storage.sqlite import open_state_store
 
 PAIRING_ON = "access:\n  telegram:\n    pairing: true\n"
 
@@ -31,7 +31,7 @@ def dm_from(user_id: str) -> InboundMessage:
 
 async def pending_code(home: Path, user_id: str) -> str:
     settings = AccessSettings.model_validate({"telegram": {"pairing": True}})
-    async with StateStore(home) as state:
+    async with open_state_store(home) as state:
         denied = await AccessControl(settings, state).admit(dm_from(user_id))
     assert isinstance(denied, Denied) and denied.notice is not None
     return denied.notice.split("pairing code is ")[1][:8]
@@ -39,7 +39,7 @@ async def pending_code(home: Path, user_id: str) -> str:
 
 async def admit(home: Path, user_id: str) -> Admitted | Denied:
     settings = AccessSettings.model_validate({"telegram": {"pairing": True}})
-    async with StateStore(home) as state:
+    async with open_state_store(home) as state:
         return await AccessControl(settings, state).admit(dm_from(user_id))
 
 

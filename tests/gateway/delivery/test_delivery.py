@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 
 from agent_core.llm.scripted import ScriptedClient, ScriptStep
-from agent_core.state.outbox import add_outbox, claim_outbox, record_chunk
 from gateway.contracts import BadFormatError, ChatKind, ChatRef, SendError
-from gateway.delivery import ChatBudgets, ChatRate, chat_to_text, plain_text
+from gateway.delivery import ChatBudgets, ChatRate, plain_text
+from gateway.storage.chat_refs import chat_to_text
+from gateway.storage.sqlite.outbox import add_outbox, claim_outbox, record_chunk
 
 from ..queue.harness import backbone, open_config
 from .recording_adapter import RecordingAdapter, dm

@@ -7,9 +7,9 @@ import sqlite3
 import time
 from pathlib import Path
 
-from agent_core.state.outbox import add_outbox, mark_failed, mark_sent, record_chunk
 from gateway.contracts import ChatKind, ChatRef
-from gateway.delivery import chat_to_text
+from gateway.storage.chat_refs import chat_to_text
+from gateway.storage.sqlite.outbox import add_outbox, mark_failed, mark_sent, record_chunk
 from tests.gateway.webchat.served_gateway import eventually, idle, served, served_settings
 
 from ..queue.harness import backbone, open_config

@@ -7,7 +7,7 @@ import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from agent_core.state import Principal, TokenUsage
+from agent_core.storage.sqlite import Principal, TokenUsage
 from gateway.http import Metrics
 from tests.gateway.http.conftest import Gateway
 

@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from agent_core.agent import TurnFailed, TurnFinished, TurnScope
-from agent_core.state import NewMessage, Principal
+from agent_core.storage.sqlite import NewMessage, Principal
 from gateway.contracts import Adapter, InboundMessage, OutboundMessage
 from gateway.runtime import Runtime
 from gateway.sessions import KeyScope, SessionKey

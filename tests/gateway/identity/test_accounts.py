@@ -8,9 +8,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_core.state import StateStore
+from agent_core.storage.sqlite import StateStore
 from gateway.contracts import UserRef
 from gateway.identity import Accounts
+from gateway.storage.sqlite import open_state_store
 from tests.gateway.conftest import ManualClock
 
 
@@ -70,7 +71,7 @@ def test_no_account_ever_resolves_to_another_accounts_person(
     async def scenario() -> None:
         home = tmp_path / f"h{abs(hash(tuple(users)))}"
         home.mkdir(exist_ok=True)
-        async with StateStore(home) as store:
+        async with open_state_store(home) as store:
             accounts = Accounts(store)
             seen: dict[tuple[str, str], str] = {}
             for platform, user_id in users + users[::-1]:

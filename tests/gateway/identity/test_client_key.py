@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.state import StateStore
-from agent_core.state.backup import backup_home, restore_home
+from agent_core.storage.sqlite.backup import backup_home, restore_home
 from gateway.identity import KEY_FILENAME, ClientKey, ClientKeyError, is_web_account
+from gateway.storage.sqlite import open_state_store
 
 
 def test_the_key_file_is_created_private_once_and_gives_the_same_ids_after_a_restart(home: Path) -> None:
@@ -52,7 +52,7 @@ def test_a_damaged_key_file_is_a_clear_error_not_a_silent_new_key(home: Path) ->
 async def test_a_restored_backup_keeps_every_browser_its_account(tmp_path: Path) -> None:
     home, copy, restored = tmp_path / "home", tmp_path / "backup", tmp_path / "restored"
     home.mkdir()
-    async with StateStore(home):
+    async with open_state_store(home):
         pass
     cookie = secrets.token_urlsafe(24)
     before = ClientKey.for_home(home).web_account(cookie)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
-from agent_core.state import StateSettings, StateStore
-from agent_core.state.connection import connect
-from agent_core.state.engine import StorePaths
-from agent_core.state.schema import migrate
-from agent_core.state.writer import WriteGate
+from agent_core.storage.sqlite import StateSettings
+from agent_core.storage.sqlite.connection import connect
+from agent_core.storage.sqlite.engine import StorePaths
+from agent_core.storage.sqlite.schema import migrate
+from agent_core.storage.sqlite.writer import WriteGate
 from gateway.contracts import UserRef
 from gateway.identity import Accounts, Pairing
+from gateway.storage.sqlite import open_state_store
 
 
 async def test_a_version_2_database_gains_identity_tables_and_keeps_its_people(home: Path) -> None:
@@ -29,7 +30,7 @@ async def test_a_version_2_database_gains_identity_tables_and_keeps_its_people(h
         gate.close()
         conn.close()
 
-    async with StateStore(home) as store:
+    async with open_state_store(home) as store:
         accounts = Accounts(store)
         assert (await accounts.person_for(UserRef("slack", "U1"))).person_id == "p_old"
         code = await accounts.issue_link_code(await accounts.person_for(UserRef("slack", "U1")))
@@ -41,7 +42,7 @@ def _resolve_many(home: str, out: multiprocessing.Queue[list[str]]) -> None:
     import asyncio
 
     async def run() -> list[str]:
-        async with StateStore(Path(home)) as store:
+        async with open_state_store(Path(home)) as store:
             accounts = Accounts(store)
             return [(await accounts.person_for(UserRef("telegram", str(n)))).person_id for n in range(30)]
 

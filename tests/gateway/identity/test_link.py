@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.memory import MemorySettings, MemoryStores
-from agent_core.state import StateStore
+from agent_core.storage.sqlite import StateStore
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.identity import ALPHABET, Accounts, LinkError, LinkSettings
 from tests.gateway.conftest import ManualClock

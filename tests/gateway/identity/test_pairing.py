@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_core.state import StateStore
+from agent_core.storage.sqlite import StateStore
 from gateway.contracts import UserRef
 from gateway.identity import ALPHABET, Pairing, PairingError, PairingState
 from tests.gateway.conftest import ManualClock

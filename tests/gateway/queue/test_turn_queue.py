@@ -7,9 +7,9 @@ from pathlib import Path
 
 from agent_core.llm import LLMError
 from agent_core.llm.scripted import ScriptedClient, ScriptStep
-from agent_core.state.jobs import claim_jobs
 from gateway.contracts import ChatKind, InboundMessage
 from gateway.queue import ERROR_REPLY, INTERRUPT_WHEN_BUSY, QUEUE_WHEN_BUSY
+from gateway.storage.sqlite.jobs import claim_jobs
 
 from ..delivery.recording_adapter import dm
 from .clients import PacedClient

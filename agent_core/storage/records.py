@@ -1,0 +1,174 @@
+"""Frozen records that cross the state store's boundary; they never carry a live connection or cursor."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+
+class EndReason(StrEnum):
+    """Why a segment or conversation ended; stored as its string value (other strings are allowed)."""
+
+    COMPRESSION = "compression"
+    RESET = "reset"
+    IDLE = "idle"
+    NEW = "new"
+    DAILY = "daily"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who a conversation belongs to; copied onto every segment so no continuation loses it."""
+
+    person_id: str | None = None
+    platform: str | None = None
+    user_id: str | None = None
+    chat_id: str | None = None
+    chat_type: str | None = None
+    thread_id: str | None = None
+    display_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A message to persist; content is what was said, api_content the exact bytes sent when they differ."""
+
+    role: str
+    content: str | None
+    tool_calls: Sequence[Mapping[str, Any]] | None = None
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    reasoning: str | None = None
+    author: str | None = None
+    platform_message_id: str | None = None
+    api_content: str | None = None
+    created_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRecord:
+    """A persisted message; ids increase in commit order."""
+
+    id: int
+    session_id: str
+    conversation_id: str
+    role: str
+    content: str | None
+    tool_calls: tuple[Mapping[str, Any], ...] | None
+    tool_call_id: str | None
+    tool_name: str | None
+    reasoning: str | None
+    author: str | None
+    platform_message_id: str | None
+    api_content: str | None
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """Token and cost increments reported for one model call."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentRecord:
+    """One segment (the anchor's "session") of a conversation, with its frozen system prompt."""
+
+    id: str
+    conversation_id: str
+    parent_session_id: str | None
+    system_prompt: str | None
+    model: str | None
+    started_at: float
+    ended_at: float | None
+    end_reason: str | None
+    usage: TokenUsage
+    title: str | None
+    principal: Principal
+    session_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRecord:
+    """A conversation: one stable id for its whole life, pointing at its current tip segment."""
+
+    id: str
+    session_key: str
+    person_id: str | None
+    platform: str | None
+    title: str | None
+    created_at: float
+    ended_at: float | None
+    end_reason: str | None
+    tip_session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewSegment:
+    """What a new segment starts with: its frozen system prompt and model."""
+
+    system_prompt: str | None = None
+    model: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Compressed:
+    """The compression switch happened: the parent ended and ``child`` is the new tip."""
+
+    parent_session_id: str
+    child: SegmentRecord
+    message_ids: tuple[int, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class AlreadyCompressed:
+    """The parent had already ended, so nothing was written (no fork); ``tip_session_id`` is current."""
+
+    parent_session_id: str
+    parent_end_reason: str | None
+    tip_session_id: str
+
+
+CompressionResult = Compressed | AlreadyCompressed
+
+
+@dataclass(frozen=True, slots=True)
+class FtsHit:
+    """One full-text hit; lower ``score`` is better (SQLite bm25 convention)."""
+
+    message_id: int
+    conversation_id: str
+    session_id: str
+    role: str
+    score: float
+    content: str | None
+    tool_name: str | None
+    created_at: float
+    index: Literal["porter", "trigram"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    """Counters for metrics: write retries after "database is locked", commits, indexer activity.
+
+    ``round_trips``: calls this store made into state.db (each one read or write transaction) since it was
+    created; on a networked backend each is at least one network hop, so benches report it per turn.
+    """
+
+    write_retries: int
+    write_commits: int
+    journal_mode: str
+    indexer_active: bool
+    rows_indexed: int
+    index_rebuilds: int
+    backpressure_pauses: int
+    round_trips: int = 0

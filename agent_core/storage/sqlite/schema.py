@@ -1,0 +1,158 @@
+"""state.db's schema as ordered ladders of migrations (the agent's here, the gateway's beside its
+repositories), each migration applied once under ``BEGIN IMMEDIATE``.
+
+Invariants: each ladder's version table holds one row; a migration re-reads the version inside its own write
+transaction and is skipped if another process already applied it, so any number of processes may open an
+empty or old database at once; a database newer than this code is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import StateUnavailableError
+from .writer import WriteGate
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step: the version it produces and the statements that produce it."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Ladder:
+    """One owner's migrations, in order, and the table that records how far they were applied.
+
+    ``legacy_table``: a table whose presence, with no version table of this ladder, marks a database of
+    the shared ladder (release 0.1), whose single version also counted this owner's steps.
+    """
+
+    owner: str
+    version_table: str
+    migrations: tuple[Migration, ...]
+    legacy_table: str | None = None
+
+    @property
+    def latest(self) -> int:
+        return self.migrations[-1].version
+
+
+_CORE = (
+    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # A random identity lets the search sidecar notice it was built for a different state.db.
+    "INSERT INTO meta(key, value) VALUES ('db_uuid', lower(hex(randomblob(16))))",
+    """CREATE TABLE conversations (
+        id TEXT PRIMARY KEY, session_key TEXT NOT NULL, person_id TEXT, platform TEXT, title TEXT,
+        created_at REAL NOT NULL, ended_at REAL, end_reason TEXT, tip_session_id TEXT NOT NULL)""",
+    # At most one live conversation per session key: the key -> conversation mapping is unambiguous.
+    "CREATE UNIQUE INDEX conversations_live_key ON conversations(session_key) WHERE ended_at IS NULL",
+    "CREATE INDEX conversations_key ON conversations(session_key, created_at)",
+    "CREATE INDEX conversations_person ON conversations(person_id, created_at)",
+    """CREATE TABLE sessions (
+        id TEXT PRIMARY KEY, conversation_id TEXT NOT NULL REFERENCES conversations(id),
+        parent_session_id TEXT REFERENCES sessions(id), session_key TEXT NOT NULL,
+        person_id TEXT, platform TEXT, user_id TEXT, chat_id TEXT, chat_type TEXT, thread_id TEXT,
+        display_name TEXT, system_prompt TEXT, model TEXT, title TEXT,
+        started_at REAL NOT NULL, ended_at REAL, end_reason TEXT,
+        input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_read_tokens INTEGER NOT NULL DEFAULT 0, cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL NOT NULL DEFAULT 0)""",
+    "CREATE INDEX sessions_conversation ON sessions(conversation_id, started_at)",
+    # The database itself refuses a second child of one segment: a compression chain cannot fork.
+    """CREATE UNIQUE INDEX sessions_one_child ON sessions(parent_session_id)
+        WHERE parent_session_id IS NOT NULL""",
+    # AUTOINCREMENT: ids are never reused, so the search indexer's "indexed up to id N" stays truthful.
+    """CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id),
+        conversation_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT, tool_calls TEXT,
+        tool_call_id TEXT, tool_name TEXT, reasoning TEXT, author TEXT, platform_message_id TEXT,
+        api_content TEXT, created_at REAL NOT NULL)""",
+    # One index serves both "a conversation's messages" and "a segment's messages" (a prefix of it).
+    "CREATE INDEX messages_conversation ON messages(conversation_id, session_id, id)",
+    """CREATE INDEX messages_platform_id ON messages(platform_message_id)
+        WHERE platform_message_id IS NOT NULL""",
+    """CREATE TABLE memory_audit (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, person_id TEXT, conversation_id TEXT,
+        actor TEXT NOT NULL, store TEXT NOT NULL, action TEXT NOT NULL, old_text TEXT, new_text TEXT)""",
+    "CREATE INDEX memory_audit_person ON memory_audit(person_id, at)",
+)
+
+# "Conversations this person wrote in" (shared threads) for scoped search: an index seek, not a scan.
+_SEARCH = (
+    "CREATE INDEX IF NOT EXISTS messages_author ON messages(author, conversation_id) "
+    "WHERE author IS NOT NULL AND role = 'user'",
+)
+
+# Release 0.1 kept one ladder of 8 versions for every table of state.db; the agent's ladder keeps that
+# ladder's table and numbers (its steps that only touched the gateway's tables are empty here), so such a
+# database opens as it is and a 0.1 program can still read a database this one created.
+SHARED_LADDER_END = 8
+_GATEWAY_ONLY: tuple[str, ...] = ()
+
+AGENT_LADDER = Ladder(
+    owner="agent",
+    version_table="schema_version",
+    migrations=(
+        Migration(1, "core: conversations, segments, messages, memory audit", _CORE),
+        Migration(2, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
+        Migration(3, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
+        Migration(4, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
+        Migration(5, "search: index of user messages by author", _SEARCH),
+        Migration(6, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
+        Migration(7, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
+        Migration(8, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
+    ),
+)
+LATEST_VERSION = AGENT_LADDER.latest
+
+
+def read_version(conn: sqlite3.Connection, ladder: Ladder) -> int:
+    """How far ``ladder`` has been applied to this database; 0 for none of it."""
+    if _has_table(conn, ladder.version_table):
+        row = conn.execute(f"SELECT max(version) FROM {ladder.version_table}").fetchone()
+        return int(row[0]) if row is not None and row[0] is not None else 0
+    if ladder.legacy_table is not None and _has_table(conn, ladder.legacy_table):
+        # A database of the shared ladder: its one version counted this owner's steps too.
+        return min(read_version(conn, AGENT_LADDER), SHARED_LADDER_END)
+    return 0
+
+
+def migrate(gate: WriteGate, db_path: Path, ladder: Ladder, target: int | None = None) -> int:
+    """Bring ``ladder`` up to ``target`` (default: its latest) one migration per transaction."""
+    version = read_version(gate.connection, ladder)
+    if version > ladder.latest:
+        raise StateUnavailableError(
+            db_path,
+            f"{ladder.owner} schema version {version} is newer than this program supports ({ladder.latest})",
+        )
+    goal = ladder.latest if target is None else target
+    for migration in ladder.migrations:
+        if version < migration.version <= goal:
+            version = gate.run(functools.partial(_apply, ladder=ladder, migration=migration))
+    return version
+
+
+def _apply(conn: sqlite3.Connection, ladder: Ladder, migration: Migration) -> int:
+    # Re-check inside the write transaction: another process may have migrated since our read.
+    current = read_version(conn, ladder)
+    if current >= migration.version:
+        return current
+    for statement in migration.statements:
+        conn.execute(statement)
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {ladder.version_table} (version INTEGER NOT NULL)")
+    conn.execute(f"DELETE FROM {ladder.version_table}")
+    conn.execute(f"INSERT INTO {ladder.version_table}(version) VALUES (?)", (migration.version,))
+    return migration.version
+
+
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone()
+    return row is not None

@@ -1,0 +1,351 @@
+"""The async StateStore facade: typed coroutines over state.db, with all SQLite work in threads.
+
+Invariants: every method is a typed coroutine (no attribute forwarding); the SQLite work runs on the
+store's threads (see workers.py), so the event loop never blocks on SQLite. A cancelled call may still
+complete in its thread (treat its outcome as unknown). Opening refuses a damaged state.db (integrity.py);
+damage met later by any call or by the indexer is kept, so ``check_readable`` fails until a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
+
+from ..errors import SearchIndexUnavailableError, StateUnavailableError
+from ..health import SearchHealth
+from ..records import (
+    CompressionResult,
+    ConversationRecord,
+    EndReason,
+    FtsHit,
+    MessageRecord,
+    NewMessage,
+    NewSegment,
+    Principal,
+    SegmentRecord,
+    StoreStats,
+    TokenUsage,
+)
+from . import chain, conversations, fts_query
+from .engine import StorePaths
+from .fts_query import FtsIndexName
+from .integrity import check_at_start
+from .messages import clean_text, conversation_messages, prepare, set_api_content
+from .messages import segment_messages as read_segment_messages
+from .schema import Ladder
+from .settings import StateSettings
+from .workers import StoreWorkers
+
+T = TypeVar("T")
+_LOG = logging.getLogger("agent_core.storage.sqlite")
+
+
+class StateStore:
+    """state.db for one home directory; use ``async with StateStore(home) as store``."""
+
+    def __init__(
+        self, home: Path, settings: StateSettings | None = None, *, ladders: Sequence[Ladder] = ()
+    ) -> None:
+        """``ladders``: the schemas of other owners' tables in state.db, applied after the agent's."""
+        self._settings = settings or StateSettings()
+        self.paths = StorePaths.for_home(home, self._settings)
+        self._workers = StoreWorkers(self.paths, self._settings, ladders)
+        self._damage: StateUnavailableError | None = None
+
+    async def __aenter__(self) -> StateStore:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def open(self) -> None:
+        """Open (creating or migrating) state.db; raises StateUnavailableError naming an unusable file.
+
+        A state.db that is empty where the home holds data, unreadable, or failing its integrity check
+        raises StateDamagedError instead of starting a new database (see integrity.py).
+        """
+        await asyncio.to_thread(check_at_start, self.paths, self._settings, _LOG)
+        await self._workers.open()
+
+    async def close(self) -> None:
+        await self._workers.close()
+
+    def stats(self) -> StoreStats:
+        """Counters for metrics and health (write retries, commits, indexer state)."""
+        return self._workers.stats()
+
+    @property
+    def write_retries(self) -> int:
+        """How many write attempts found the database locked and were retried (a metrics counter)."""
+        return self._workers.stats().write_retries
+
+    async def check_writable(self) -> None:
+        """Prove the write lock can be taken now (readiness); raises a StateError subclass if not."""
+        await self._write(lambda c: None)
+
+    async def check_readable(self) -> None:
+        """Prove state.db reads work now (readiness); raises StateUnavailableError if not.
+
+        Damage that any read, write or the indexer met since the store opened is raised again here: a
+        corrupt page does not heal, and the next start-up check refuses the file.
+        """
+        indexer = self._workers.indexer
+        damage = self._damage or (indexer.state_damage if indexer is not None else None)
+        if damage is not None:
+            # A new instance each time: re-raising one object would grow its traceback on every probe.
+            raise StateUnavailableError(damage.path, damage.reason, damaged=True)
+        await self._read(_probe_read)
+
+    async def search_health(self) -> SearchHealth:
+        """Whether search answers from a complete index now, is being rebuilt, or cannot answer."""
+        indexer = self._workers.indexer
+        failures = indexer.failures if indexer is not None else 0
+        newest = await self._read(fts_query.newest_message_id)
+        try:
+            indexed = await self._read(self._indexed_up_to, with_index=True)
+        except SearchIndexUnavailableError as exc:
+            return SearchHealth("unavailable", 0, newest, failures, detail=str(exc))
+        rebuilding = indexer is not None and indexer.catching_up
+        return SearchHealth.judge(indexed, newest, rebuilding=rebuilding, indexer_failures=failures)
+
+    # -- conversations -------------------------------------------------------------------------
+
+    async def ensure_conversation(
+        self, session_key: str, principal: Principal, segment: NewSegment | None = None
+    ) -> ConversationRecord:
+        """The live conversation for ``session_key``, creating it with a first segment if needed."""
+        spec = segment or NewSegment()
+        record, _ = await self._write(
+            lambda c: conversations.ensure_conversation(c, session_key, principal, spec, time.time())
+        )
+        return record
+
+    async def start_new_conversation(
+        self,
+        session_key: str,
+        principal: Principal,
+        segment: NewSegment | None = None,
+        *,
+        reason: str = EndReason.NEW,
+    ) -> ConversationRecord:
+        """End the key's live conversation with ``reason`` and start a new one, in one transaction."""
+        spec = segment or NewSegment()
+        return await self._write(
+            lambda c: conversations.start_new_conversation(
+                c, session_key, principal, spec, reason, time.time()
+            )
+        )
+
+    async def end_conversation(self, conversation_id: str, reason: str) -> bool:
+        """End a conversation and its tip; False if it had already ended."""
+        return await self._write(
+            lambda c: conversations.end_conversation(c, conversation_id, reason, time.time())
+        )
+
+    async def live_conversation(self, session_key: str) -> ConversationRecord | None:
+        return await self._read(lambda c: conversations.live_conversation(c, session_key))
+
+    async def get_conversation(self, conversation_id: str) -> ConversationRecord | None:
+        return await self._read(lambda c: conversations.get_conversation(c, conversation_id))
+
+    # -- segments and the compression chain ----------------------------------------------------
+
+    async def get_segment(self, segment_id: str) -> SegmentRecord | None:
+        return await self._read(lambda c: conversations.get_segment(c, segment_id))
+
+    async def resolve_tip(self, segment_or_conversation_id: str) -> SegmentRecord:
+        """The tip segment of the conversation that a segment id or conversation id belongs to."""
+        return await self._read(lambda c: chain.resolve_tip(c, segment_or_conversation_id))
+
+    async def lineage(self, segment_or_conversation_id: str) -> list[SegmentRecord]:
+        """The conversation's segments, root first, tip last."""
+        return await self._read(lambda c: chain.lineage(c, segment_or_conversation_id))
+
+    async def compress(
+        self,
+        parent_session_id: str,
+        child: NewSegment,
+        messages: Sequence[NewMessage],
+        *,
+        read_up_to: int | None = None,
+    ) -> CompressionResult:
+        """Atomically end ``parent_session_id`` and start its child with ``messages``; see chain.compress."""
+        now = time.time()
+        prepared = [prepare(m, now) for m in messages]
+        return await self._watch(
+            self._workers.write(
+                lambda c: chain.compress(c, parent_session_id, child, prepared, now, read_up_to),
+                notify_indexer=True,
+            )
+        )
+
+    async def freeze_system_prompt(self, segment_id: str, prompt: str) -> str:
+        """Freeze ``prompt`` on the segment unless another call already did; return the frozen prompt.
+
+        Every process therefore uses the same bytes for the whole segment (the first writer wins).
+        """
+        return await self._write(lambda c: conversations.freeze_system_prompt(c, segment_id, prompt))
+
+    async def add_usage(self, segment_id: str, usage: TokenUsage) -> None:
+        await self._write(lambda c: conversations.add_usage(c, segment_id, usage))
+
+    # -- messages ------------------------------------------------------------------------------
+
+    async def append_messages(self, session_id: str, messages: Sequence[NewMessage]) -> list[int]:
+        """Persist one step's messages in one transaction; returns their ids in order."""
+        return await self._watch(self._workers.append(session_id, messages))
+
+    async def append_message(self, session_id: str, message: NewMessage) -> int:
+        (message_id,) = await self.append_messages(session_id, [message])
+        return message_id
+
+    async def set_api_content(self, message_id: int, api_content: str | None) -> None:
+        """Store the exact text sent to the model for a message when it differs from its content."""
+        cleaned = clean_text(api_content)
+        await self._write(lambda c: set_api_content(c, message_id, cleaned))
+
+    async def segment_messages(self, session_id: str) -> list[MessageRecord]:
+        return await self._read(lambda c: read_segment_messages(c, session_id))
+
+    async def conversation_messages(self, conversation_id: str) -> list[MessageRecord]:
+        return await self._read(lambda c: conversation_messages(c, conversation_id))
+
+    async def record_memory_audit(
+        self,
+        *,
+        person_id: str | None,
+        conversation_id: str | None,
+        actor: str,
+        store: str,
+        action: str,
+        old_text: str | None,
+        new_text: str | None,
+    ) -> None:
+        """Record one curated-memory write (the MemoryAuditSink protocol of agent_core.memory)."""
+        await self._write(
+            lambda c: conversations.record_memory_audit(
+                c,
+                at=time.time(),
+                person_id=person_id,
+                conversation_id=conversation_id,
+                actor=actor,
+                store=store,
+                action=action,
+                old_text=old_text,
+                new_text=new_text,
+            )
+        )
+
+    # -- full-text search ----------------------------------------------------------------------
+
+    async def fts_match(
+        self,
+        porter: str | None,
+        trigram: str | None,
+        *,
+        limit: int,
+        conversation_ids: Sequence[str] | None = None,
+    ) -> list[FtsHit]:
+        """Run ready-made MATCH expressions on the porter and/or trigram index; best (lowest) score first."""
+        scope = self._settings.trigram_scope
+        return await self._read(
+            lambda c: fts_query.fts_match(
+                c, porter, trigram, limit=limit, conversation_ids=conversation_ids, scope=scope
+            ),
+            with_index=True,
+        )
+
+    async def fts_vocabulary(
+        self, index: FtsIndexName, low: str, high: str, *, limit: int
+    ) -> list[tuple[str, int]]:
+        """Terms of one index in ``[low, high)`` with their document counts, most common first."""
+        scope = self._settings.trigram_scope
+        return await self._read(
+            lambda c: fts_query.vocabulary(c, index, low, high, limit, scope), with_index=True
+        )
+
+    async def fts_count(self, index: FtsIndexName, expression: str, *, cap: int) -> int:
+        """How many messages match ``expression`` on one index, counting at most ``cap``."""
+        scope = self._settings.trigram_scope
+        return await self._read(
+            lambda c: fts_query.count_matches(c, index, expression, cap, scope), with_index=True
+        )
+
+    async def message_count(self) -> int:
+        """How many messages state.db holds (the document total for frequency decisions)."""
+        return await self._read(fts_query.message_count)
+
+    async def index_position(self) -> int:
+        """The id of the newest message the search index covers (0 while it is empty or rebuilding)."""
+        try:
+            return await self._read(self._indexed_up_to, with_index=True)
+        except SearchIndexUnavailableError:
+            return 0
+
+    async def index_lag(self) -> int:
+        """How many messages are not yet in the search index."""
+        try:
+            scope = self._settings.trigram_scope
+            return await self._read(lambda c: fts_query.unindexed_count(c, scope), with_index=True)
+        except SearchIndexUnavailableError:
+            return await self._read(fts_query.message_count)
+
+    async def wait_indexed(self, timeout: float) -> bool:  # noqa: ASYNC109 - a deadline, not a cancel
+        """Wait until every message committed before this call is searchable; False on timeout."""
+        deadline = time.monotonic() + timeout
+        target = await self._read(fts_query.newest_message_id)
+        while True:
+            try:
+                if await self._read(self._indexed_up_to, with_index=True) >= target:
+                    return True
+            except SearchIndexUnavailableError:
+                pass
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            await asyncio.sleep(min(0.01, remaining))
+
+    # -- extension point: queries owned by other modules of this package -----------------------
+
+    async def run_read(self, fn: Callable[[sqlite3.Connection], T], *, with_index: bool = False) -> T:
+        """Run ``fn`` on a reader connection (``with_index``: the search sidecar is attached as ``idx``)."""
+        return await self._read(fn, with_index=with_index)
+
+    async def run_write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` inside one short ``BEGIN IMMEDIATE`` write transaction, with the store's retries."""
+        return await self._write(fn)
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    def _indexed_up_to(self, conn: sqlite3.Connection) -> int:
+        return fts_query.indexed_up_to(conn, self._settings.trigram_scope)
+
+    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return await self._watch(self._workers.write(fn))
+
+    async def _read(self, fn: Callable[[sqlite3.Connection], T], *, with_index: bool = False) -> T:
+        return await self._watch(self._workers.read(fn, with_index=with_index))
+
+    async def _watch(self, call: Awaitable[T]) -> T:
+        """Await ``call``, keeping the first damage it reveals for ``check_readable``."""
+        try:
+            return await call
+        except StateUnavailableError as exc:
+            if exc.damaged and self._damage is None:
+                self._damage = exc
+            raise
+
+
+def _probe_read(conn: sqlite3.Connection) -> None:
+    """A cheap read through the reader pool: the schema identity and the newest message's page."""
+    conn.execute("SELECT value FROM meta WHERE key = 'db_uuid'").fetchone()
+    conn.execute("SELECT id, length(content) FROM messages ORDER BY id DESC LIMIT 1").fetchone()

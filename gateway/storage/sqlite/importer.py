@@ -1,0 +1,222 @@
+"""Bulk transcript import into state.db: ended, attributed, searchable conversations, many per transaction.
+
+Invariants: an imported conversation keeps its transcript id as its conversation id, has one segment,
+is ended with reason ``imported`` and is attributed to its person (created when missing); a conversation
+id already present is skipped, so importing a file twice adds nothing twice; message text passes the
+same persistence boundary as live messages (``messages.prepare``: redaction, valid UTF-8) before the
+write lock is taken; each batch of conversations is one write transaction, so a crash leaves whole
+conversations or none; new rows reach the search index through the catch-up indexer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_core.storage.records import NewMessage, NewSegment, Principal
+from agent_core.storage.sqlite.conversations import insert_segment, new_id
+from agent_core.storage.sqlite.messages import PreparedMessage, insert_messages, prepare
+from agent_core.storage.sqlite.store import StateStore
+from gateway.storage.transcripts import ImportedConversation, TranscriptLineError, parse_transcript_line
+
+IMPORTED_END_REASON = "imported"
+DEFAULT_BATCH_MESSAGES = 4_000
+
+
+@dataclass(frozen=True, slots=True)
+class LineError:
+    """A transcript line that was not imported, with its 1-based line number."""
+
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What one import did: conversations and messages added, ids skipped as already present, bad lines."""
+
+    conversations: int
+    messages: int
+    skipped: tuple[str, ...]
+    errors: tuple[LineError, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedConversation:
+    """A parsed conversation whose messages already passed the persistence boundary."""
+
+    conversation: ImportedConversation
+    messages: tuple[PreparedMessage, ...]
+
+    @classmethod
+    def of(cls, conversation: ImportedConversation, now: float) -> PreparedConversation:
+        prepared = tuple(
+            prepare(
+                NewMessage(
+                    role=m.role,
+                    content=m.content,
+                    # A user message without an author was said by the conversation's person.
+                    author=m.author if m.author or m.role != "user" else conversation.person,
+                    created_at=m.created_at,
+                ),
+                now,
+            )
+            for m in conversation.messages
+        )
+        return cls(conversation, prepared)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchOutcome:
+    """What one write transaction added and skipped."""
+
+    conversations: int
+    messages: int
+    skipped: tuple[str, ...]
+
+
+def insert_conversations(
+    conn: sqlite3.Connection, batch: Sequence[PreparedConversation], now: float
+) -> BatchOutcome:
+    """Insert every conversation of ``batch`` whose id is new; call inside one write transaction."""
+    ids = [item.conversation.id for item in batch]
+    present = {
+        str(row[0])
+        for row in conn.execute(
+            "SELECT id FROM conversations WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(ids),)
+        )
+    }
+    added = messages = 0
+    skipped: list[str] = []
+    for item in batch:
+        conversation = item.conversation
+        if conversation.id in present:
+            skipped.append(conversation.id)
+            continue
+        present.add(conversation.id)
+        _insert_one(conn, item, now)
+        added += 1
+        messages += len(item.messages)
+    return BatchOutcome(added, messages, tuple(skipped))
+
+
+def _insert_one(conn: sqlite3.Connection, item: PreparedConversation, now: float) -> None:
+    conversation = item.conversation
+    times = [m.created_at for m in item.messages]
+    started = min(times, default=now)
+    ended = max(times, default=now)
+    conn.execute(
+        "INSERT OR IGNORE INTO persons(id, display_name, created_at) VALUES (?, NULL, ?)",
+        (conversation.person, now),
+    )
+    segment_id = new_id("sg")
+    session_key = f"import:{conversation.platform}:{conversation.id}"
+    conn.execute(
+        "INSERT INTO conversations(id, session_key, person_id, platform, title, created_at, ended_at, "
+        "end_reason, tip_session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            conversation.id,
+            session_key,
+            conversation.person,
+            conversation.platform,
+            conversation.title,
+            started,
+            ended,
+            IMPORTED_END_REASON,
+            segment_id,
+        ),
+    )
+    insert_segment(
+        conn,
+        segment_id=segment_id,
+        conversation_id=conversation.id,
+        parent_session_id=None,
+        session_key=session_key,
+        principal=Principal(person_id=conversation.person, platform=conversation.platform),
+        spec=NewSegment(title=conversation.title),
+        now=started,
+    )
+    conn.execute(
+        "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?",
+        (ended, IMPORTED_END_REASON, segment_id),
+    )
+    insert_messages(conn, segment_id, conversation.id, item.messages)
+
+
+@dataclass(slots=True)
+class _Batch:
+    items: list[PreparedConversation]
+    errors: list[LineError]
+    exhausted: bool
+
+
+class TranscriptImporter:
+    """Imports transcript lines through a StateStore, ``batch_messages`` messages per write transaction."""
+
+    def __init__(self, store: StateStore, *, batch_messages: int = DEFAULT_BATCH_MESSAGES) -> None:
+        if batch_messages < 1:
+            raise ValueError("batch_messages must be at least 1")
+        self._store = store
+        self._batch_messages = batch_messages
+
+    async def import_path(self, path: Path) -> ImportReport:
+        """Import a JSONL file (an OSError from opening or reading it propagates)."""
+        with path.open("rb") as handle:
+            return await self.import_lines(handle)
+
+    async def import_lines(self, lines: Iterable[bytes | str]) -> ImportReport:
+        """Import ``lines`` (line 1 first); bad lines are reported in the result, the rest imported."""
+        numbered = enumerate(lines, start=1)
+        conversations = messages = 0
+        skipped: list[str] = []
+        errors: list[LineError] = []
+        # Parsing and redaction of the next batch (in a thread) overlap the write of the current one.
+        pending = asyncio.ensure_future(asyncio.to_thread(self._read_batch, numbered))
+        try:
+            while True:
+                batch = await pending
+                errors.extend(batch.errors)
+                if not batch.exhausted:
+                    pending = asyncio.ensure_future(asyncio.to_thread(self._read_batch, numbered))
+                if batch.items:
+                    write = functools.partial(insert_conversations, batch=batch.items, now=time.time())
+                    outcome = await self._store.run_write(write)
+                    conversations += outcome.conversations
+                    messages += outcome.messages
+                    skipped.extend(outcome.skipped)
+                if batch.exhausted:
+                    return ImportReport(conversations, messages, tuple(skipped), tuple(errors))
+        finally:
+            # A failed write must not leave a reader thread on a file the caller is about to close.
+            if not pending.done():
+                await asyncio.wait([pending])
+
+    def _read_batch(self, numbered: Iterator[tuple[int, bytes | str]]) -> _Batch:
+        items: list[PreparedConversation] = []
+        errors: list[LineError] = []
+        size = 0
+        now = time.time()
+        for number, raw in numbered:
+            try:
+                text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+            except UnicodeDecodeError as exc:
+                errors.append(LineError(number, f"not valid UTF-8 ({exc.reason})"))
+                continue
+            if not text.strip():
+                continue
+            try:
+                conversation = parse_transcript_line(text)
+            except TranscriptLineError as exc:
+                errors.append(LineError(number, exc.reason))
+                continue
+            items.append(PreparedConversation.of(conversation, now))
+            size += max(1, len(conversation.messages))
+            if size >= self._batch_messages:
+                return _Batch(items, errors, exhausted=False)
+        return _Batch(items, errors, exhausted=True)

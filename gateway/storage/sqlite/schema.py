@@ -1,0 +1,128 @@
+"""The gateway's tables in state.db (ledger, queue, outbox, identity, pairing, checkpoints) as its own ladder.
+
+Invariants: the ladder is applied after the agent's (its tables reference conversations) by every gateway
+process that opens state.db; its version lives in ``gateway_schema_version``; a database of release 0.1
+(one shared ladder) is recognised by its ``persons`` table and counts as migrated to the shared version.
+"""
+
+from __future__ import annotations
+
+from agent_core.storage.sqlite.schema import Ladder, Migration
+
+_PERSONS = (
+    "CREATE TABLE persons (id TEXT PRIMARY KEY, display_name TEXT, created_at REAL NOT NULL)",
+    """CREATE TABLE accounts (
+        platform TEXT NOT NULL, account_id TEXT NOT NULL,
+        person_id TEXT NOT NULL REFERENCES persons(id), created_at REAL NOT NULL,
+        PRIMARY KEY (platform, account_id)) WITHOUT ROWID""",
+    "CREATE INDEX accounts_person ON accounts(person_id)",
+)
+
+_GATEWAY = (
+    """CREATE TABLE inbound_events (
+        platform TEXT NOT NULL, event_id TEXT NOT NULL, conversation_id TEXT, received_at REAL NOT NULL,
+        PRIMARY KEY (platform, event_id)) WITHOUT ROWID""",
+    """CREATE TABLE turn_jobs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, conversation_id TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'done', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, claimed_by TEXT,
+        started_at REAL, finished_at REAL, error TEXT)""",
+    "CREATE INDEX turn_jobs_pending ON turn_jobs(state, conversation_id, id)",
+    """CREATE TABLE leases (
+        conversation_id TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at REAL NOT NULL)""",
+    """CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, conversation_id TEXT NOT NULL, chat_ref TEXT NOT NULL,
+        chunk_index INTEGER NOT NULL DEFAULT 0, idempotency_key TEXT NOT NULL UNIQUE, text TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sending', 'sent', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0, platform_message_id TEXT, created_at REAL NOT NULL,
+        sent_at REAL, error TEXT)""",
+    "CREATE INDEX outbox_pending ON outbox(state, id)",
+)
+
+_IDENTITY = (
+    # A link code lets a second platform account join the person that issued it: single use, short-lived.
+    """CREATE TABLE link_codes (
+        code TEXT PRIMARY KEY, person_id TEXT NOT NULL REFERENCES persons(id), created_at REAL NOT NULL,
+        expires_at REAL NOT NULL, used_at REAL, used_by TEXT) WITHOUT ROWID""",
+    "CREATE INDEX link_codes_person ON link_codes(person_id, created_at)",
+    # One pairing request per platform account, ever: re-sending returns it; a decision changes its state.
+    """CREATE TABLE pairing_requests (
+        code TEXT PRIMARY KEY, platform TEXT NOT NULL, account_id TEXT NOT NULL, display_name TEXT,
+        created_at REAL NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'approved', 'denied')),
+        decided_at REAL, decided_by TEXT, UNIQUE (platform, account_id)) WITHOUT ROWID""",
+    "CREATE INDEX pairing_requests_recent ON pairing_requests(platform, created_at)",
+    "CREATE INDEX pairing_requests_state ON pairing_requests(state, created_at)",
+    # When a refused account was last told so, per kind of notice, so refusals never become spam.
+    """CREATE TABLE access_notices (
+        platform TEXT NOT NULL, account_id TEXT NOT NULL, kind TEXT NOT NULL, sent_at REAL NOT NULL,
+        PRIMARY KEY (platform, account_id, kind)) WITHOUT ROWID""",
+)
+
+# Who a job runs for and where its reply goes; the interrupt flag (1 = newer messages, 2 = /stop) that the
+# running worker reads at its next safe point; per-chunk delivery progress so a resend skips sent chunks.
+_GATEWAY_QUEUE = (
+    "ALTER TABLE inbound_events ADD COLUMN kind TEXT",
+    "ALTER TABLE turn_jobs ADD COLUMN person_id TEXT",
+    "ALTER TABLE turn_jobs ADD COLUMN is_admin INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE turn_jobs ADD COLUMN platform TEXT",
+    "ALTER TABLE turn_jobs ADD COLUMN chat_ref TEXT",
+    "ALTER TABLE turn_jobs ADD COLUMN reply_to TEXT",
+    "ALTER TABLE turn_jobs ADD COLUMN interrupt INTEGER NOT NULL DEFAULT 0",
+    "CREATE INDEX turn_jobs_conversation ON turn_jobs(conversation_id, state)",
+    "ALTER TABLE outbox ADD COLUMN platform TEXT",
+    "ALTER TABLE outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'reply'",
+    "ALTER TABLE outbox ADD COLUMN job_id INTEGER",
+    "ALTER TABLE outbox ADD COLUMN message_id INTEGER",
+    "ALTER TABLE outbox ADD COLUMN reply_to TEXT",
+    "ALTER TABLE outbox ADD COLUMN claimed_by TEXT",
+    "ALTER TABLE outbox ADD COLUMN claim_expires_at REAL",
+    "CREATE INDEX outbox_platform_state ON outbox(platform, state, id)",
+    "CREATE INDEX outbox_chat ON outbox(chat_ref, state, id)",
+    "CREATE INDEX outbox_message ON outbox(message_id) WHERE message_id IS NOT NULL",
+    """CREATE TABLE outbox_chunks (
+        outbox_id INTEGER NOT NULL, chunk_index INTEGER NOT NULL, platform_message_id TEXT,
+        sent_at REAL NOT NULL, PRIMARY KEY (outbox_id, chunk_index)) WITHOUT ROWID""",
+    # Messages that arrived while a turn ran wait here (durably) and join the transcript when the next
+    # turn is claimed, so they sit after the running turn's reply instead of before it.
+    """CREATE TABLE pending_messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, conversation_id TEXT NOT NULL, job_id INTEGER NOT NULL,
+        role TEXT NOT NULL, content TEXT, author TEXT, platform_message_id TEXT, created_at REAL NOT NULL)""",
+    "CREATE INDEX pending_messages_conversation ON pending_messages(conversation_id, id)",
+)
+
+# Positions adapters keep across restarts (e.g. Discord: the newest message handled per channel).
+_CHECKPOINTS = (
+    """CREATE TABLE adapter_checkpoints (
+        platform TEXT NOT NULL, key TEXT NOT NULL, position INTEGER NOT NULL, updated_at REAL NOT NULL,
+        PRIMARY KEY (platform, key)) WITHOUT ROWID""",
+)
+
+# A chat window's history shows the command replies and notices sent to that chat. (This index never
+# existed: migration 4 already has an ``outbox_chat`` — (chat_ref, state, id), which the claim query needs —
+# so IF NOT EXISTS skipped it. Migration 8 creates it under its own name; this step is kept as it shipped.)
+_CHAT_NOTICES = ("CREATE INDEX IF NOT EXISTS outbox_chat ON outbox(chat_ref, id)",)
+
+# The newest rows of one chat, newest first, without a sort (the history read); delivered rows by age, so
+# pruning them is an index range, not a scan of everything kept.
+_OUTBOX_READS = (
+    "CREATE INDEX IF NOT EXISTS outbox_chat_history ON outbox(chat_ref, id)",
+    "CREATE INDEX IF NOT EXISTS outbox_sent_at ON outbox(sent_at) WHERE state = 'sent'",
+)
+
+
+GATEWAY_LADDER = Ladder(
+    owner="gateway",
+    version_table="gateway_schema_version",
+    legacy_table="persons",
+    migrations=(
+        Migration(1, "identity: persons and their platform accounts", _PERSONS),
+        Migration(2, "gateway: inbound ledger, turn jobs, leases, outbox", _GATEWAY),
+        Migration(3, "identity: link codes, pairing requests, access notices", _IDENTITY),
+        Migration(4, "queue: job routing, interrupt flag, outbox claims, chunk progress", _GATEWAY_QUEUE),
+        Migration(5, "(agent tables: owned by the agent's ladder)", ()),
+        Migration(6, "adapters: checkpoints kept across restarts", _CHECKPOINTS),
+        Migration(7, "outbox: rows of one chat, for chat windows' history", _CHAT_NOTICES),
+        Migration(8, "outbox: chat history index under its own name; delivered rows by age", _OUTBOX_READS),
+    ),
+)
