@@ -14,7 +14,7 @@ from agent_core.agent.scope import TurnScope
 from agent_core.memory import MemoryStores
 from agent_core.prompt import PromptInputs, PromptSettings, SystemPrompt, build_system_prompt
 from agent_core.skills import SkillStore
-from agent_core.storage.sqlite import SegmentRecord, StateStore
+from agent_core.storage import AgentStorage, SegmentRecord
 
 
 class SegmentPrompts:
@@ -25,7 +25,7 @@ class SegmentPrompts:
         *,
         home: Path,
         settings: PromptSettings,
-        state: StateStore,
+        state: AgentStorage,
         memory: MemoryStores,
         skills: SkillStore,
         model: str,

@@ -9,21 +9,21 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
+from agent_core.actor import Actor
 from agent_core.agent.fence import sanitize_recall
-from agent_core.agent.scope import TurnScope
 from agent_core.threats import Scope, scan
 
 _LOG = logging.getLogger("mnemogate.agent.recall")
 
 
 class RecallSource(Protocol):
-    async def recall(self, scope: TurnScope, query: str) -> str | None:
-        """Text recalled for ``query`` on behalf of ``scope.person_id``, or None."""
+    async def recall(self, actor: Actor, query: str) -> str | None:
+        """Text recalled for ``query`` on behalf of ``actor.person_id``, or None."""
         ...
 
 
 class TurnObserver(Protocol):
-    def observe_turn(self, scope: TurnScope, user: str, assistant: str) -> None:
+    def observe_turn(self, actor: Actor, user: str, assistant: str) -> None:
         """A user turn was answered (``user``: the coalesced user text); must not block the turn."""
         ...
 

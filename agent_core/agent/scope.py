@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agent_core.actor import Actor
+
 
 @dataclass(frozen=True)
 class TurnScope:
@@ -14,3 +16,13 @@ class TurnScope:
     is_admin: bool = False
     platform: str = "cli"
     actor: str = "agent"
+
+    def as_actor(self) -> Actor:
+        """The same identity as the ``Actor`` that the memory providers (and later every layer) take."""
+        return Actor(
+            person_id=self.person_id,
+            conversation_id=self.conversation_id,
+            is_admin=self.is_admin,
+            platform=self.platform,
+            label=self.actor,
+        )

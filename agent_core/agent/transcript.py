@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agent_core.llm import ChatMessage, ToolCall
-from agent_core.storage.sqlite import MessageRecord, NewMessage
+from agent_core.storage import MessageRecord, NewMessage
 
 _VIEW_ROLES = ("user", "assistant", "tool", "system")
 

@@ -44,7 +44,7 @@ from agent_core.llm import (
     UsageEvent,
 )
 from agent_core.providers.scrubber import RecallScrubber
-from agent_core.storage.sqlite import MessageRecord, NewMessage, SegmentRecord, StateStore, TokenUsage
+from agent_core.storage import AgentStorage, MessageRecord, NewMessage, SegmentRecord, TokenUsage
 
 _LOG = logging.getLogger("mnemogate.agent")
 _EMPTY_REPLY = "(The model returned an empty reply.)"
@@ -67,7 +67,7 @@ class TurnRunner:
     def __init__(
         self,
         *,
-        state: StateStore,
+        state: AgentStorage,
         client: LLMClient,
         prompts: SegmentPrompts,
         toolbox: Toolbox,
@@ -127,7 +127,7 @@ class TurnRunner:
                 )
                 if self._observer is not None and pending:
                     user_text = "\n".join(m.content or "" for m in pending)
-                    self._observer.observe_turn(scope, user_text, text)
+                    self._observer.observe_turn(scope.as_actor(), user_text, text)
                 yield TurnFinished(text=text, message_id=message_id, segment_id=segment.id)
                 return
             results: list[tuple[ToolCall, str]] = []
@@ -231,10 +231,10 @@ class TurnRunner:
         return await compressor.compress(job)
 
     async def _open(self, scope: TurnScope) -> tuple[SegmentRecord, str, list[MessageRecord]]:
-        """The conversation's tip, its frozen system prompt and its messages."""
-        segment = await self._state.resolve_tip(scope.conversation_id)
-        system = await self._prompts.for_segment(segment, scope)
-        return segment, system, await self._state.segment_messages(segment.id)
+        """The conversation's tip, its frozen system prompt and its messages (tip and messages: one read)."""
+        history = await self._state.tip_history(scope.conversation_id)
+        system = await self._prompts.for_segment(history.segment, scope)
+        return history.segment, system, list(history.messages)
 
     async def _attach_recall(
         self, scope: TurnScope, records: list[MessageRecord], current: MessageRecord
@@ -242,7 +242,7 @@ class TurnRunner:
         """Fence provider recall onto the current user message's request bytes (stored as api_content)."""
         if self._recall is None or current.api_content is not None:
             return records
-        recall = screened_recall(await self._recall.recall(scope, current.content or ""))
+        recall = screened_recall(await self._recall.recall(scope.as_actor(), current.content or ""))
         if not recall:
             return records
         composed = with_recall(current.content or "", recall)

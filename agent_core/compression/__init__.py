@@ -6,7 +6,7 @@ planning functions (for tests and tools), and the summary's banner and end marke
 """
 
 from .compressor import FALLBACK_NOTICE, PERMANENT_FAILURE_NOTICE, CompressionJob, Compressor
-from .cooldown import Cooldown, CooldownBook
+from .cooldown import cooldown_blocks
 from .errors import CompressionError, SummaryUnavailableError
 from .estimate import message_tokens, messages_tokens, request_tokens, text_tokens, tools_tokens
 from .fallback import fallback_summary
@@ -41,8 +41,6 @@ __all__ = [
     "CompressionStatus",
     "CompressionTrigger",
     "Compressor",
-    "Cooldown",
-    "CooldownBook",
     "FlushReport",
     "MemoryFlush",
     "PromptGauge",
@@ -51,6 +49,7 @@ __all__ = [
     "SummarySource",
     "SummaryUnavailableError",
     "collapse_duplicates",
+    "cooldown_blocks",
     "fallback_summary",
     "is_summary",
     "long_output_note",

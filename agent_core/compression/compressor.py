@@ -1,8 +1,9 @@
 """Compression orchestration: cooldown → plan → memory flush → summary → atomic switch to a child segment.
 
 Invariants (DESIGN §7, §12.3–4): nothing is written to the conversation unless the switch happens, and the
-switch is ONE ``StateStore.compress`` transaction that a racing process cannot fork (the loser is told the
-winner's tip); the child's system prompt is rebuilt from disk after the flush, so memories saved by the
+switch is ONE ``CompressionChain.compress`` transaction that a racing process cannot fork (the loser is told
+the winner's tip), carrying over every parent message the plan did not read (named by id: no ordering of
+ids is assumed); the child's system prompt is rebuilt from disk after the flush, so memories saved by the
 flush are in it; an auth/quota failure of the summariser leaves the segment unchanged and produces one
 notice per conversation until a compression succeeds; a failed or ineffective attempt starts a cooldown.
 """
@@ -16,16 +17,17 @@ from dataclasses import dataclass, field
 
 from agent_core.llm import ChatMessage, LLMClient, ToolSpec
 from agent_core.memory import MemoryStores
-from agent_core.storage.sqlite import (
+from agent_core.storage import (
+    AgentStorage,
     AlreadyCompressed,
+    CompressionCooldown,
     MessageRecord,
     NewSegment,
     SegmentRecord,
-    StateStore,
     TokenUsage,
 )
 
-from .cooldown import Cooldown, CooldownBook
+from .cooldown import cooldown_blocks
 from .errors import SummaryUnavailableError
 from .estimate import messages_tokens, text_tokens, tools_tokens
 from .fallback import fallback_summary
@@ -78,7 +80,7 @@ class Compressor:
     def __init__(
         self,
         *,
-        state: StateStore,
+        state: AgentStorage,
         memory: MemoryStores,
         client: LLMClient,
         context_window: int,
@@ -95,7 +97,6 @@ class Compressor:
         self._flush = MemoryFlush(client, memory, self.settings)
         self._hooks = hooks
         self._clock = clock
-        self._cooldowns = CooldownBook(state)
 
     def due(self, prompt_tokens: int) -> bool:
         return self.trigger.due(prompt_tokens)
@@ -103,17 +104,19 @@ class Compressor:
     async def compress(self, job: CompressionJob) -> CompressionOutcome:
         """Try to compress ``job.segment``; every result, failures included, comes back as an outcome."""
         segment, caller = job.segment, job.caller
-        tip = await self._state.resolve_tip(segment.id)
-        if tip.id != segment.id:
-            return self._outcome(job, CompressionStatus.LOST_RACE, "already compressed", segment_id=tip.id)
-        records = await self._state.segment_messages(segment.id)
+        current = await self._state.tip_history(segment.id)
+        if current.segment.id != segment.id:
+            return self._outcome(
+                job, CompressionStatus.LOST_RACE, "already compressed", segment_id=current.segment.id
+            )
+        records = list(current.messages)
         history = _history(records)
         before = text_tokens(job.system) + messages_tokens(history) + tools_tokens(job.tools)
-        cooldown = await self._cooldowns.get(caller.conversation_id)
+        cooldown = await self._state.compression_cooldown(caller.conversation_id)
         if not job.force:
             if not self.settings.enabled:
                 return self._outcome(job, CompressionStatus.SKIPPED, "disabled", tokens=before)
-            if cooldown is not None and cooldown.blocks(segment.id, records, self._clock()):
+            if cooldown is not None and cooldown_blocks(cooldown, segment.id, records, self._clock()):
                 return self._outcome(job, CompressionStatus.SKIPPED, "cooling down", tokens=before)
         plan = plan_compression(
             records,
@@ -204,9 +207,10 @@ class Compressor:
         messages = plan.messages(summary.body)
         prompt = await job.rebuild_prompt()
         child = NewSegment(system_prompt=prompt, model=segment.model, title=segment.title)
-        # Messages stored while the summary was written (a /compress racing the chat) move along too.
-        read_up_to = max((record.id for record in records), default=0)
-        result = await self._state.compress(segment.id, child, messages, read_up_to=read_up_to)
+        # Messages stored while the summary was written (a /compress racing the chat) move along too:
+        # the chain carries over every parent message whose id is not among those the plan read.
+        seen = frozenset(record.id for record in records)
+        result = await self._state.compress(segment.id, child, messages, seen=seen)
         if isinstance(result, AlreadyCompressed):
             return self._outcome(
                 job,
@@ -216,7 +220,7 @@ class Compressor:
                 segment_id=result.tip_session_id,
                 flush=flush,
             )
-        await self._cooldowns.clear(job.caller.conversation_id)
+        await self._state.clear_compression_cooldown(job.caller.conversation_id)
         after_records = await self._state.segment_messages(result.child.id)
         after = text_tokens(prompt) + messages_tokens(_history(after_records)) + tools_tokens(job.tools)
         if self.trigger.due(after):
@@ -262,7 +266,7 @@ class Compressor:
         notified: bool = False,
     ) -> None:
         settings = self.settings
-        cooldown = Cooldown(
+        cooldown = CompressionCooldown(
             segment_id=segment_id or job.segment.id,
             until=self._clock() + settings.cooldown_seconds,
             after_message_id=max((r.id for r in records), default=0),
@@ -271,7 +275,7 @@ class Compressor:
             reason=reason,
             notified=notified,
         )
-        await self._cooldowns.put(job.caller.conversation_id, cooldown)
+        await self._state.put_compression_cooldown(job.caller.conversation_id, cooldown)
 
     def _outcome(
         self,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from agent_core.llm import ChatMessage, LLMClient, LLMError, LLMRequest, complete
 from agent_core.memory import MemoryStores
-from agent_core.storage.sqlite import TokenUsage
+from agent_core.storage import TokenUsage
 from agent_core.tools import MEMORY_TOOL_NAME, ToolContext, ToolRegistry, memory_tool
 
 from .outcome import CompressionCaller, FlushReport

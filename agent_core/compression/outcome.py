@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from agent_core.storage.sqlite import TokenUsage
+from agent_core.storage import TokenUsage
 
 
 @dataclass(frozen=True, slots=True)

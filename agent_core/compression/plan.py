@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_core.storage.sqlite import MessageRecord, NewMessage
+from agent_core.storage import MessageRecord, NewMessage
 
 from .estimate import text_tokens
 from .prepass import collapse_duplicates, retire_carried_duplicates, shorten_long_outputs

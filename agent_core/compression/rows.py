@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_core.llm import ChatMessage, Role, ToolCall
-from agent_core.storage.sqlite import MessageRecord, NewMessage
+from agent_core.storage import MessageRecord, NewMessage
 
 from .estimate import message_tokens
 

@@ -23,7 +23,7 @@ from agent_core.llm import (
     LLMRequest,
     complete,
 )
-from agent_core.storage.sqlite import MessageRecord, TokenUsage
+from agent_core.storage import MessageRecord, TokenUsage
 
 from .errors import SummaryUnavailableError
 from .rows import Row

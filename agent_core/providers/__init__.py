@@ -16,7 +16,6 @@ from .errors import (
     ProviderError,
     ProviderUnavailableError,
 )
-from .fact_store import Fact, FactStore
 from .honcho import HonchoProvider
 from .local import LocalProvider
 from .manager import MemoryManager
@@ -36,8 +35,6 @@ __all__ = [
     "BreakerSettings",
     "CircuitBreaker",
     "CircuitOpenError",
-    "Fact",
-    "FactStore",
     "HealthState",
     "HonchoProvider",
     "HonchoProviderSettings",

@@ -1,7 +1,8 @@
 """Building the configured provider from settings: the one place that maps a name to a class.
 
 Invariant: ``name: none`` builds nothing; any other name builds exactly that provider, whose
-availability (key, package) the ``MemoryManager`` checks at start-up.
+availability (key, package) the ``MemoryManager`` checks at start-up. The ``local`` provider's facts live
+in the ``FactStore`` the caller passes, by default the SQLite file ``memory.provider.local.db_path``.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.llm import LLMClient
+from agent_core.storage import FactStore
+from agent_core.storage.sqlite.fact_store import SqliteFactStore
 
 from .base import MemoryProvider
 from .honcho import HonchoProvider
@@ -19,12 +22,21 @@ from .settings import ProviderSettings
 
 
 def build_provider(
-    settings: ProviderSettings, *, home: Path, extractor: LLMClient | None = None
+    settings: ProviderSettings,
+    *,
+    home: Path,
+    extractor: LLMClient | None = None,
+    facts: FactStore | None = None,
 ) -> MemoryProvider | None:
-    """The provider ``settings`` names (with secrets already filled in), or None for ``none``."""
+    """The provider ``settings`` names (with secrets already filled in), or None for ``none``.
+
+    ``facts``: the ``local`` provider's store (a storage backend's); None opens the SQLite file in ``home``.
+    """
     if settings.name == "local":
+        if facts is None:
+            facts = SqliteFactStore(home / settings.local.db_path)
         return LocalProvider(
-            home, settings.local, extractor=extractor, char_budget=settings.recall_char_budget
+            facts, settings.local, extractor=extractor, char_budget=settings.recall_char_budget
         )
     if settings.name == "honcho":
         return HonchoProvider(settings.honcho)
@@ -34,8 +46,12 @@ def build_provider(
 
 
 def build_manager(
-    settings: ProviderSettings, *, home: Path, extractor: LLMClient | None = None
+    settings: ProviderSettings,
+    *,
+    home: Path,
+    extractor: LLMClient | None = None,
+    facts: FactStore | None = None,
 ) -> MemoryManager:
     """A ``MemoryManager`` (enter it with ``async with``) running the configured provider, if any."""
-    provider = build_provider(settings, home=home, extractor=extractor)
+    provider = build_provider(settings, home=home, extractor=extractor, facts=facts)
     return MemoryManager([provider] if provider is not None else [], settings=settings)

@@ -1,4 +1,4 @@
-"""The ``local`` provider: per-person facts in ``<home>/providers/local.db``, recalled by FTS ranking.
+"""The ``local`` provider: per-person facts in a ``FactStore`` (``<home>/providers/local.db`` on SQLite).
 
 Invariants: facts come only from built-in memory mirroring (add/replace/remove of the person's own
 entries) and from a bounded auxiliary-model extraction after each turn — and only when a model client is
@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from pathlib import Path
 
 from agent_core.llm import ChatMessage, LLMClient, LLMRequest, TextDelta
+from agent_core.storage import Fact, FactStore
 from agent_core.threats import Scope, scan
 
 from .base import MemoryAction, MemoryProvider, ProviderContext
-from .fact_store import Fact, FactStore
 from .settings import LocalProviderSettings
 
 EXTRACTION_PROMPT = (
@@ -33,14 +32,15 @@ class LocalProvider(MemoryProvider):
 
     def __init__(
         self,
-        home: Path,
+        facts: FactStore,
         settings: LocalProviderSettings | None = None,
         *,
         extractor: LLMClient | None = None,
         char_budget: int = 2000,
     ) -> None:
+        """``facts``: where the person's facts live (``catalog.build_provider`` opens the configured one)."""
         self._settings = settings or LocalProviderSettings()
-        self._store = FactStore(home / self._settings.db_path)
+        self._store = facts
         self._extractor = extractor
         self._char_budget = char_budget
 
@@ -48,7 +48,7 @@ class LocalProvider(MemoryProvider):
         return None
 
     async def initialize(self) -> None:
-        await asyncio.to_thread(self._store.create)
+        await self._store.create()
 
     async def system_prompt_block(self, ctx: ProviderContext) -> str:
         return (
@@ -57,12 +57,12 @@ class LocalProvider(MemoryProvider):
         )
 
     async def prefetch(self, ctx: ProviderContext, query: str) -> str | None:
-        facts = await asyncio.to_thread(self._store.top, ctx.person_id, query, self._settings.prefetch_limit)
+        facts = await self._store.top(ctx.person_id, query, self._settings.prefetch_limit)
         return render_facts(facts, self._char_budget)
 
     async def facts(self, person_id: str, query: str = "", limit: int = 50) -> list[Fact]:
         """The person's facts (best matches first) — for operators and tests."""
-        return await asyncio.to_thread(self._store.top, person_id, query, limit)
+        return await self._store.top(person_id, query, limit)
 
     async def on_memory_write(
         self,
@@ -75,11 +75,11 @@ class LocalProvider(MemoryProvider):
     ) -> None:
         person = ctx.person_id
         if action == "add" and content:
-            await asyncio.to_thread(self._store.add, person, content, f"memory:{target}")
+            await self._store.add(person, content, f"memory:{target}")
         elif action == "replace" and content and old_text:
-            await asyncio.to_thread(self._store.replace, person, old_text, content, f"memory:{target}")
+            await self._store.replace(person, old_text, content, f"memory:{target}")
         elif action == "remove" and old_text:
-            await asyncio.to_thread(self._store.remove, person, old_text)
+            await self._store.remove(person, old_text)
 
     async def sync_turn(self, ctx: ProviderContext, user: str, assistant: str) -> None:
         if self._extractor is None or self._settings.max_facts_per_turn == 0:
@@ -87,10 +87,10 @@ class LocalProvider(MemoryProvider):
         async with asyncio.timeout(self._settings.extraction_timeout_s):
             reply = await self._extract(user, assistant)
         for fact in parse_facts(reply, self._settings.max_facts_per_turn, self._settings.max_fact_chars):
-            await asyncio.to_thread(self._store.add, ctx.person_id, fact, "turn")
+            await self._store.add(ctx.person_id, fact, "turn")
 
     async def on_pre_compress(self, ctx: ProviderContext, messages: Sequence[ChatMessage]) -> str | None:
-        facts = await asyncio.to_thread(self._store.top, ctx.person_id, "", self._settings.prefetch_limit)
+        facts = await self._store.top(ctx.person_id, "", self._settings.prefetch_limit)
         return render_facts(facts, self._char_budget)
 
     async def _extract(self, user: str, assistant: str) -> str:

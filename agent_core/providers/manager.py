@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Self, TypeVar
 
+from agent_core.actor import Actor
 from agent_core.compression.summary import BANNER
 from agent_core.llm import ChatMessage, ToolSpec
 
@@ -27,7 +28,6 @@ from .errors import CircuitOpenError, ProviderCallError, ProviderConfigError, Pr
 from .settings import ProviderSettings
 
 if TYPE_CHECKING:
-    from agent_core.agent.scope import TurnScope
     from agent_core.compression.outcome import CompressionCaller
 
 _LOG = logging.getLogger("mnemogate.providers")
@@ -113,12 +113,12 @@ class MemoryManager:
         return self._provider.tool_schemas() if self._provider is not None else ()
 
     # -- the turn ----------------------------------------------------------------------------
-    async def recall(self, scope: TurnScope, query: str) -> str | None:
+    async def recall(self, actor: Actor, query: str) -> str | None:
         """``RecallSource``: on_turn_start then prefetch, within the prefetch timeout; None on failure."""
         provider = self._provider
         if provider is None:
             return None
-        ctx = ProviderContext(scope.person_id, scope.conversation_id, scope.platform)
+        ctx = _context(actor)
 
         async def prologue() -> str | None:
             await provider.on_turn_start(ctx, query)
@@ -147,10 +147,9 @@ class MemoryManager:
             ("queue_prefetch", lambda: provider.queue_prefetch(ctx, user)),
         )
 
-    def observe_turn(self, scope: TurnScope, user: str, assistant: str) -> None:
-        """``TurnObserver``: ``turn_completed`` for the scope's person and conversation."""
-        ctx = ProviderContext(scope.person_id, scope.conversation_id, scope.platform)
-        self.turn_completed(ctx, user, assistant)
+    def observe_turn(self, actor: Actor, user: str, assistant: str) -> None:
+        """``TurnObserver``: ``turn_completed`` for the actor's person and conversation."""
+        self.turn_completed(_context(actor), user, assistant)
 
     def conversation_ended(self, person_id: str, conversation_id: str, platform: str) -> None:
         """A conversation ended (/new, reset, idle): ``on_session_end`` in the background."""
@@ -262,6 +261,10 @@ class MemoryManager:
             raise ProviderCallError(f"{name}.{what} failed: {type(exc).__name__}: {exc}") from exc
         self._breaker.record_success()
         return result
+
+
+def _context(actor: Actor) -> ProviderContext:
+    return ProviderContext(actor.person_id, actor.conversation_id or "", actor.platform)
 
 
 def _is_handoff(text: str) -> bool:

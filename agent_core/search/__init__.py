@@ -1,48 +1,35 @@
-"""Session search: the FTS5 query planner, the search service over state.db, and the session_search tool."""
+"""Session search: the query planner, the search service over the SearchIndex port, the session_search tool.
 
-from agent_core.search.errors import SearchError, SearchScopeError
-from agent_core.search.plan import MAX_EXPANSIONS_PER_PREFIX, ClauseRole, FtsClause, FtsIndex, FtsQuery, quote
-from agent_core.search.query import MAX_QUERY_CHARS, MAX_TERMS, build_fts_query
+The planner and the service name no backend: a planned query goes to the ``SearchIndex`` port
+(agent_core/storage/search_index.py); ``SearchScope`` and ``PlannedQuery`` are its records, re-exported
+here for callers of the service.
+"""
+
+from agent_core.search.query import MAX_QUERY_CHARS, MAX_TERMS, plan_query
 from agent_core.search.results import UNTRUSTED_LABEL, ConversationResult, SearchResults, Snippet
-from agent_core.search.scope import SearchScope
 from agent_core.search.service import SessionSearch
 from agent_core.search.settings import SearchSettings
 from agent_core.search.stopwords import ENGLISH_STOPWORDS, is_stopword
 from agent_core.search.summariser import ConversationSummariser
 from agent_core.search.tool import SESSION_SEARCH_TOOL_NAME, session_search_tool
-from agent_core.search.vocabulary import (
-    DEFAULT_MAX_SHARE,
-    doc_count_limit,
-    trigram_prefix_bounds,
-    trim_common_clauses,
-)
+from agent_core.storage.search_index import PlannedQuery, SearchScope, SearchScopeError
 
 __all__ = [
-    "DEFAULT_MAX_SHARE",
     "ENGLISH_STOPWORDS",
-    "MAX_EXPANSIONS_PER_PREFIX",
     "MAX_QUERY_CHARS",
     "MAX_TERMS",
     "SESSION_SEARCH_TOOL_NAME",
     "UNTRUSTED_LABEL",
-    "ClauseRole",
     "ConversationResult",
     "ConversationSummariser",
-    "FtsClause",
-    "FtsIndex",
-    "FtsQuery",
-    "SearchError",
+    "PlannedQuery",
     "SearchResults",
     "SearchScope",
     "SearchScopeError",
     "SearchSettings",
     "SessionSearch",
     "Snippet",
-    "build_fts_query",
-    "doc_count_limit",
     "is_stopword",
-    "quote",
+    "plan_query",
     "session_search_tool",
-    "trigram_prefix_bounds",
-    "trim_common_clauses",
 ]

@@ -1,49 +1,31 @@
-"""The FTS5 query builder: turns raw user or model text into safe, ranked-OR MATCH expressions.
+"""The search planner: turns raw user or model text into a safe PlannedQuery (words, phrases, substrings).
 
-Invariants: building never raises for any `str` (lone surrogates, control characters, quotes,
-FTS5 operators, empty input); every token in an emitted expression is double-quoted with internal
-quotes doubled, so user text can never become FTS5 syntax; the only operators emitted are our own
-`OR`, `NOT`, parentheses and a prefix `*` after a closing quote. The module is pure (no I/O).
-
-Target indexes (built by agent_core/storage/sqlite): a porter index (`porter unicode61 remove_diacritics 2`)
-and a trigram index (`trigram`, detail=full). The caller ranks each expression's hits by bm25 and
-unions them (porter hits first); `trigram_fallback` only widens recall when the others find too little.
+Invariants: planning never raises for any `str` (lone surrogates, control characters, quotes, query
+operators, empty input); a clause's text is plain user text, never query syntax (each backend quotes it
+in its own dialect, so user text can never become syntax); the module is pure (no I/O) and names no
+backend. The backend ranks each clause group's hits and unions them (WORDS first); FALLBACK clauses
+only widen recall when the others find too little.
 
 Rules
 - Natural language works as typed: English stopwords are dropped (unless nothing else is left) and
-  the remaining terms are OR-ed, so bm25 ranks messages sharing more of the rarer words first.
+  the remaining terms are OR-ed, so ranking puts messages sharing more of the rarer words first.
 - `"quoted phrases"` (straight or curly quotes) stay phrases; an unmatched quote is ignored.
-- Identifiers (`chat-send`, `P2.2`, `foo_bar`, `user@example.com`) become porter phrases (unicode61
-  splits them into adjacent tokens) plus an exact trigram substring clause.
+- Identifiers (`chat-send`, `P2.2`, `foo_bar`, `user@example.com`) become WORDS phrases (the word
+  tokenizer splits them into adjacent tokens) plus an exact SUBSTRING clause.
 - `AND`/`OR` in capitals are ignored (everything is OR-ed anyway); a capital `NOT` excludes the next
-  term or phrase: `deploy NOT staging` -> `("deploy") NOT ("staging")`. A query made only of
-  exclusions matches nothing rather than silently searching for the excluded word (the anchor turned
-  `NOT secret` into `secret`). A trailing `*` on a word of 3+ characters is a prefix query.
+  term or phrase: `deploy NOT staging` finds deploy without staging. A query made only of exclusions
+  matches nothing rather than silently searching for the excluded word (the anchor turned `NOT secret`
+  into `secret`). A trailing `*` on a word of 3+ characters is a prefix query.
 - Input is capped at MAX_QUERY_CHARS characters and MAX_TERMS terms (`truncated` says so).
 
-CJK and other unsegmented scripts (measured on SQLite 3.40.1). unicode61 keeps a whole run of CJK
-characters as ONE token, so the porter index finds a Chinese word only when it is the entire run
-(a porter prefix query `"苹果"*` finds it only at the start of a run). The trigram index matches any
-substring of 3+ characters, but a phrase or prefix query shorter than 3 characters matches nothing
-(the tokenizer emits no trigram for it), and `LIKE '%苹果%'` on a trigram table is a full scan.
-Strategy:
-- a run of 3+ characters -> an exact trigram phrase; runs of 4+ also add their overlapping trigrams
+Unsegmented scripts (CJK, Thai, ...): a word tokenizer keeps a whole run as ONE token, so a word inside
+a run is only reachable as a SUBSTRING, and substring indexes match 3+ characters only. Strategy:
+- a run of 3+ characters -> an exact SUBSTRING clause; runs of 4+ also add their overlapping trigrams
   and bigrams, so a query typed without spaces still matches messages sharing its words;
-- a 1-2 character run -> the porter token `"苹果"` (the word standing alone) plus an entry in
-  `trigram_prefixes`. The caller expands each prefix through an `fts5vocab` table over the trigram
-  index - an index range scan over the vocabulary, never over messages:
-      CREATE VIRTUAL TABLE temp.tri_vocab USING fts5vocab(<schema>, <trigram_table>, 'row');
-      SELECT term FROM temp.tri_vocab WHERE term >= ? AND term < ? ORDER BY doc DESC LIMIT ?
-  with `vocabulary.trigram_prefix_bounds(prefix)` and MAX_EXPANSIONS_PER_PREFIX, then calls
-  `FtsQuery.with_trigram_expansions` to OR the returned trigrams (`"苹果和" OR "苹果很" ...`) into `trigram`.
-  This finds the word anywhere it is followed by another character. The one gap: a word that ends
-  the indexed text inside a longer run (`我爱苹果`); indexing the text with a trailing space closes it.
+- a 1-2 character run -> the WORDS clause (the word standing alone) plus an entry in
+  `substring_prefixes`, which the backend finds as the start of longer indexed substrings (SQLite:
+  through the trigram vocabulary, see agent_core/storage/sqlite/match_expressions.py);
 - one-character particles (的, 了, の, ...) are dropped as terms; they would match everything.
-
-Very common terms: an OR with a term present in most messages makes bm25 walk huge doclists.
-`vocabulary.trim_common_clauses` drops clauses whose document count exceeds a share of all messages (keeping
-the rarest clause of each expression); the caller counts each clause with a bounded query
-`SELECT count(*) FROM (SELECT 1 FROM <fts> WHERE <fts> MATCH ? LIMIT ?)` using `doc_count_limit`.
 """
 
 from __future__ import annotations
@@ -53,7 +35,6 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Final
 
-from agent_core.search.plan import ClauseRole, FtsClause, FtsIndex, FtsQuery, quote
 from agent_core.search.scripts import (
     CJK_PARTICLES,
     has_token_char,
@@ -62,12 +43,13 @@ from agent_core.search.scripts import (
     script_runs,
 )
 from agent_core.search.stopwords import is_stopword
+from agent_core.storage.search_index import ClauseRole, MatchKind, PlannedQuery, QueryClause
 
 MAX_QUERY_CHARS: Final = 2_048
 MAX_TERMS: Final = 32
-MAX_CLAUSES_PER_INDEX: Final = 64
+MAX_CLAUSES_PER_KIND: Final = 64
 MAX_GRAMS_PER_RUN: Final = 16
-MAX_TRIGRAM_PREFIXES: Final = 8
+MAX_SUBSTRING_PREFIXES: Final = 8
 MIN_PREFIX_CHARS: Final = 3
 
 # Characters that always end a word. Identifier joiners (- _ . @ / : # + ' & $ %) are absent on
@@ -80,8 +62,8 @@ _IGNORED_OPERATORS: Final = frozenset({"AND", "OR"})
 _NEGATION: Final = "NOT"
 
 
-def build_fts_query(text: str, *, max_chars: int = MAX_QUERY_CHARS, max_terms: int = MAX_TERMS) -> FtsQuery:
-    """Plan the FTS5 search for `text`; never raises."""
+def plan_query(text: str, *, max_chars: int = MAX_QUERY_CHARS, max_terms: int = MAX_TERMS) -> PlannedQuery:
+    """Plan the search for `text`; never raises."""
     truncated = len(text) > max_chars
     units = _content_units(_parse(_clean(text[:max_chars])))
     if len(units) > max_terms:
@@ -90,14 +72,14 @@ def build_fts_query(text: str, *, max_chars: int = MAX_QUERY_CHARS, max_terms: i
     negative = _Plan()
     for unit in units:
         _plan_unit(unit, negative if unit.negated else positive)
-    return FtsQuery(
+    return PlannedQuery(
         clauses=positive.clauses(),
         excluded_clauses=negative.clauses() if positive.primary or positive.prefixes else (),
         terms=tuple(u.text for u in units if not u.negated and not u.phrase),
         phrases=tuple(u.text for u in units if not u.negated and u.phrase),
         excluded=tuple(u.text for u in units if u.negated),
-        trigram_prefixes=tuple(dict.fromkeys(positive.prefixes + positive.gram_prefixes))[
-            :MAX_TRIGRAM_PREFIXES
+        substring_prefixes=tuple(dict.fromkeys(positive.prefixes + positive.gram_prefixes))[
+            :MAX_SUBSTRING_PREFIXES
         ],
         truncated=truncated,
     )
@@ -115,26 +97,32 @@ class _Unit:
 class _Plan:
     """Clauses collected for one query, in priority order (user terms before derived n-grams)."""
 
-    primary: list[FtsClause] = field(default_factory=list)
-    grams: list[FtsClause] = field(default_factory=list)
+    primary: list[QueryClause] = field(default_factory=list)
+    grams: list[QueryClause] = field(default_factory=list)
     prefixes: list[str] = field(default_factory=list)
     gram_prefixes: list[str] = field(default_factory=list)
 
     def add(
-        self, index: FtsIndex, expression: str, source: str, role: ClauseRole = ClauseRole.PRIMARY
+        self,
+        kind: MatchKind,
+        text: str,
+        source: str,
+        role: ClauseRole = ClauseRole.PRIMARY,
+        *,
+        prefix: bool = False,
     ) -> None:
-        self.primary.append(FtsClause(index, expression, source, role))
+        self.primary.append(QueryClause(kind, text, source, role, prefix))
 
-    def clauses(self) -> tuple[FtsClause, ...]:
-        result: list[FtsClause] = []
-        per_index: dict[FtsIndex, int] = {}
-        seen: set[tuple[FtsIndex, ClauseRole, str]] = set()
+    def clauses(self) -> tuple[QueryClause, ...]:
+        result: list[QueryClause] = []
+        per_kind: dict[MatchKind, int] = {}
+        seen: set[tuple[MatchKind, ClauseRole, str, bool]] = set()
         for clause in self.primary + self.grams:
-            key = (clause.index, clause.role, clause.expression)
-            if key in seen or per_index.get(clause.index, 0) >= MAX_CLAUSES_PER_INDEX:
+            key = (clause.kind, clause.role, clause.text, clause.prefix)
+            if key in seen or per_kind.get(clause.kind, 0) >= MAX_CLAUSES_PER_KIND:
                 continue
             seen.add(key)
-            per_index[clause.index] = per_index.get(clause.index, 0) + 1
+            per_kind[clause.kind] = per_kind.get(clause.kind, 0) + 1
             result.append(clause)
         return tuple(result)
 
@@ -211,19 +199,18 @@ def _is_identifier(word: str) -> bool:
 def _plan_unit(unit: _Unit, plan: _Plan) -> None:
     text = unit.text
     if not has_unsegmented(text):
-        suffix = "*" if unit.prefix and len(text) >= MIN_PREFIX_CHARS else ""
-        plan.add(FtsIndex.PORTER, quote(text) + suffix, text)
+        plan.add(MatchKind.WORDS, text, text, prefix=unit.prefix and len(text) >= MIN_PREFIX_CHARS)
         if len(text) >= 3:
             exact = not unit.phrase and _is_identifier(text)
             role = ClauseRole.PRIMARY if exact else ClauseRole.FALLBACK
-            plan.add(FtsIndex.TRIGRAM, quote(text), text, role)
+            plan.add(MatchKind.SUBSTRING, text, text, role)
         return
     if unit.phrase:
         _plan_run(text, plan, split=False)
         return
     runs = script_runs(text)
     if len(runs) > 1 and len(text) >= 3:
-        plan.add(FtsIndex.TRIGRAM, quote(text), text)
+        plan.add(MatchKind.SUBSTRING, text, text)
     for run, unsegmented in runs:
         if unsegmented:
             _plan_run(run, plan, split=True)
@@ -231,9 +218,9 @@ def _plan_unit(unit: _Unit, plan: _Plan) -> None:
         part = _strip_edges(run)
         if part:
             # Glued to CJK in the query, so probably glued in messages too: one unicode61 token.
-            plan.add(FtsIndex.PORTER, quote(part), part)
+            plan.add(MatchKind.WORDS, part, part)
             if len(part) >= 3:
-                plan.add(FtsIndex.TRIGRAM, quote(part), part)
+                plan.add(MatchKind.SUBSTRING, part, part)
 
 
 def _plan_run(run: str, plan: _Plan, *, split: bool) -> None:
@@ -241,14 +228,14 @@ def _plan_run(run: str, plan: _Plan, *, split: bool) -> None:
     if len(run) <= 2:
         if len(run) == 1 and run in CJK_PARTICLES:
             return
-        plan.add(FtsIndex.PORTER, quote(run), run)
+        plan.add(MatchKind.WORDS, run, run)
         plan.prefixes.append(run)
         return
-    plan.add(FtsIndex.TRIGRAM, quote(run), run)
+    plan.add(MatchKind.SUBSTRING, run, run)
     if not split or len(run) < 4:
         return
     for start in range(min(len(run) - 2, MAX_GRAMS_PER_RUN)):
-        plan.grams.append(FtsClause(FtsIndex.TRIGRAM, quote(run[start : start + 3]), run))
+        plan.grams.append(QueryClause(MatchKind.SUBSTRING, run[start : start + 3], run))
     for start in range(min(len(run) - 1, MAX_GRAMS_PER_RUN + 1)):
         bigram = run[start : start + 2]
         if not any(char in CJK_PARTICLES for char in bigram):

@@ -2,9 +2,10 @@
 
 Invariants: a search reads only the conversations its scope allows (a person's own or the ones they
 wrote in; everything only for an explicit all-conversations scope); results name conversations, best
-first, each with at most ``snippets_per_conversation`` distinct snippets; user text reaches FTS5 only
-through ``build_fts_query``, so no query raises an FTS5 syntax error; an optional model summary per
-conversation falls back to the snippets on any failure.
+first, each with at most ``snippets_per_conversation`` distinct snippets; user text reaches the index
+only as a ``plan_query`` plan, so no query text can raise a syntax error; the service talks to the
+``SearchIndex`` port only (one read per search, one more for summaries); an optional model summary
+per conversation falls back to the snippets on any failure.
 """
 
 from __future__ import annotations
@@ -14,15 +15,19 @@ import dataclasses
 from collections.abc import Sequence
 
 from agent_core.llm import LLMClient
-from agent_core.search.executor import RankedHit, Snapshot, execute
-from agent_core.search.query import build_fts_query
+from agent_core.search.query import plan_query
 from agent_core.search.results import ConversationResult, SearchResults, Snippet
-from agent_core.search.scope import SearchScope
 from agent_core.search.settings import SearchSettings
 from agent_core.search.snippets import highlight_terms, labelled, make_snippet
 from agent_core.search.summariser import ConversationSummariser, excerpt_text
-from agent_core.storage.sqlite import StateStore
-from agent_core.storage.sqlite.search_reads import HitRow, message_windows
+from agent_core.storage.search_index import (
+    FoundMessage,
+    SearchHit,
+    SearchIndex,
+    SearchRequest,
+    SearchScope,
+    SearchSnapshot,
+)
 
 _SUMMARY_CONTEXT = 2
 
@@ -32,12 +37,12 @@ class SessionSearch:
 
     def __init__(
         self,
-        store: StateStore,
+        index: SearchIndex,
         settings: SearchSettings | None = None,
         *,
         summary_client: LLMClient | None = None,
     ) -> None:
-        self._store = store
+        self._index = index
         self.settings = settings or SearchSettings()
         self._summariser = (
             None
@@ -59,11 +64,8 @@ class SessionSearch:
     ) -> SearchResults:
         """The conversations in ``scope`` that best match ``query``, at most ``limit`` (clamped)."""
         want = self.clamp_limit(limit)
-        plan = build_fts_query(query)
-        settings = self.settings
-        snapshot = await self._store.run_read(
-            lambda conn: execute(conn, plan, scope, want, settings), with_index=True
-        )
+        plan = plan_query(query)
+        snapshot = await self._index.search_messages(SearchRequest(plan, scope, want, self.settings.budget()))
         terms = highlight_terms(plan)
         results = [
             self._result(conversation_id, hits, snapshot, terms, scope)
@@ -76,15 +78,15 @@ class SessionSearch:
     def _result(
         self,
         conversation_id: str,
-        hits: Sequence[RankedHit],
-        snapshot: Snapshot,
+        hits: Sequence[SearchHit],
+        snapshot: SearchSnapshot,
         terms: Sequence[str],
         scope: SearchScope,
     ) -> ConversationResult:
         snippets: list[Snippet] = []
         seen: set[str] = set()
         for hit in hits:
-            row = hit.row
+            row = hit.message
             text, untrusted = labelled(
                 make_snippet(row.content or "", terms, self.settings.snippet_chars), row.role, row.tool_name
             )
@@ -111,15 +113,11 @@ class SessionSearch:
         self, query: str, results: list[ConversationResult], summariser: ConversationSummariser
     ) -> list[ConversationResult]:
         anchors = {r.conversation_id: [s.message_id for s in r.snippets] for r in results}
-        windows = await self._store.run_read(
-            lambda conn: {
-                cid: message_windows(conn, cid, ids, around=_SUMMARY_CONTEXT) for cid, ids in anchors.items()
-            }
-        )
+        windows = await self._index.message_windows(anchors, around=_SUMMARY_CONTEXT)
         gate = asyncio.Semaphore(self.settings.summary_concurrency)
 
         async def one(result: ConversationResult) -> ConversationResult:
-            rows: list[HitRow] = windows.get(result.conversation_id, [])
+            rows: list[FoundMessage] = windows.get(result.conversation_id, [])
             async with gate:
                 summary = await summariser.summarise(query, excerpt_text(rows, summariser.max_input_chars))
             return result if summary is None else _with_summary(result, summary)
@@ -127,11 +125,11 @@ class SessionSearch:
         return list(await asyncio.gather(*(one(result) for result in results)))
 
 
-def _grouped(hits: Sequence[RankedHit], want: int) -> list[tuple[str, list[RankedHit]]]:
+def _grouped(hits: Sequence[SearchHit], want: int) -> list[tuple[str, list[SearchHit]]]:
     """Hits grouped by conversation, conversations ordered by their best hit, the first ``want``."""
-    groups: dict[str, list[RankedHit]] = {}
+    groups: dict[str, list[SearchHit]] = {}
     for hit in hits:
-        conversation_id = hit.row.conversation_id
+        conversation_id = hit.message.conversation_id
         if conversation_id not in groups and len(groups) >= want:
             continue
         groups.setdefault(conversation_id, []).append(hit)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core.storage.search_index import SearchBudget
+
 
 class SearchSettings(BaseModel):
     """Configuration of one SessionSearch; validated once at boot, never read from the environment here."""
@@ -26,3 +28,11 @@ class SearchSettings(BaseModel):
     summary_max_tokens: int = Field(default=200, ge=16)
     summary_input_chars: int = Field(default=6_000, ge=200)
     summary_concurrency: int = Field(default=3, ge=1)
+
+    def budget(self) -> SearchBudget:
+        """The cost bounds every search of this service asks the index to keep."""
+        return SearchBudget(
+            rank_window=self.rank_window,
+            scoped_scan_limit=self.scoped_scan_limit,
+            expansion_budget=self.trigram_expansion_budget,
+        )

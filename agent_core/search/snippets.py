@@ -11,9 +11,9 @@ import itertools
 import re
 from collections.abc import Iterable
 
-from agent_core.search.plan import FtsQuery
 from agent_core.search.results import UNTRUSTED_LABEL
 from agent_core.search.scripts import script_runs
+from agent_core.storage.search_index import PlannedQuery
 
 ELLIPSIS = "…"
 _MAX_MATCHES = 64
@@ -22,10 +22,10 @@ _SNAP_CHARS = 12
 _WORD = re.compile(r"\w+")
 
 
-def highlight_terms(query: FtsQuery) -> tuple[str, ...]:
+def highlight_terms(query: PlannedQuery) -> tuple[str, ...]:
     """What to look for in a hit's text: the query's words and phrases, CJK sub-words, rough word stems.
 
-    The index matched stems (porter) and substrings (trigram), so the exact query word may be absent
+    The index matched stems and substrings, so the exact query word may be absent
     from the text; shorter forms let the snippet still centre on the match.
     """
     found: dict[str, None] = {}

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Sequence
 
 from agent_core.llm import ChatMessage, LLMClient, LLMError, LLMRequest, complete
-from agent_core.storage.sqlite.search_reads import HitRow
+from agent_core.storage.search_index import FoundMessage
 
 SYSTEM_PROMPT = (
     "You summarise excerpts of one past conversation for an assistant searching its history. In at most "
@@ -56,7 +56,7 @@ class ConversationSummariser:
         return text[: self._max_tokens * _CHARS_PER_TOKEN] or None
 
 
-def excerpt_text(rows: Sequence[HitRow], max_chars: int) -> str:
+def excerpt_text(rows: Sequence[FoundMessage], max_chars: int) -> str:
     """Messages as ``role: text`` lines for the summary prompt, tool output fenced, at most ``max_chars``."""
     lines: list[str] = []
     used = 0

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from agent_core.search.results import UNTRUSTED_LABEL, ConversationResult, SearchResults
-from agent_core.search.scope import SearchScope
 from agent_core.search.service import SessionSearch
-from agent_core.storage.sqlite import SearchIndexUnavailableError
+from agent_core.storage.errors import SearchIndexUnavailableError
+from agent_core.storage.search_index import SearchScope
 from agent_core.tools import Tool, ToolContext, ToolResult
 
 SESSION_SEARCH_TOOL_NAME = "session_search"

@@ -50,7 +50,7 @@ class NewMessage:
 
 @dataclass(frozen=True, slots=True)
 class MessageRecord:
-    """A persisted message; ids increase in commit order."""
+    """A persisted message; ids order one segment's messages (the rule: agent_core.storage.messages)."""
 
     id: int
     session_id: str

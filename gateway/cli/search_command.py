@@ -2,7 +2,8 @@
 
 The console searches as one person (``local`` by default, like ``mnemogate memory``) or, with ``--all``,
 everything; ``--json`` prints exactly ``[{"conversation_id", "score", "snippets": [{"message_id",
-"role", "text"}]}]``. Messages written moments ago are waited for (bounded) so they can be found.
+"role", "text"}]}]``. Messages written moments ago are waited for (bounded) so they can be found. The
+command reads through the ``SearchIndex`` port only; the SQLite store is just the backend that opens it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent_core.search import SearchResults, SearchScope, SearchSettings, SessionSearch
+from agent_core.storage.search_index import SearchIndex
 from gateway.cli.context import LOCAL_PERSON_ID, CommandContext
 from gateway.storage.sqlite import open_state_store
 
@@ -58,9 +60,10 @@ async def _search(
     context: CommandContext, query: str, scope: SearchScope, limit: int
 ) -> tuple[SearchResults, bool]:
     settings = context.settings
-    async with open_state_store(context.home.ensure().root, settings.state) as store:
-        caught_up = await store.wait_indexed(INDEX_WAIT_S)
-        search = SessionSearch(store, SearchSettings(max_limit=MAX_LIMIT))
+    async with open_state_store(context.home.ensure().root, settings.storage.sqlite) as store:
+        index: SearchIndex = store
+        caught_up = await index.wait_indexed(INDEX_WAIT_S)
+        search = SessionSearch(index, SearchSettings(max_limit=MAX_LIMIT))
         return await search.search(query, scope, limit=limit), caught_up
 
 

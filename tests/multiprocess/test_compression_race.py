@@ -58,11 +58,7 @@ async def _chain(home: Path, conversation_id: str) -> tuple[list[str], list[str]
     async with open_state_store(home) as state:
         lineage = await state.lineage(conversation_id)
         root = lineage[0].id
-        children = await state.run_read(
-            lambda c: [
-                r[0] for r in c.execute("SELECT id FROM sessions WHERE parent_session_id = ?", (root,))
-            ]
-        )
+        children = [s.id for s in await state.segments(conversation_id) if s.parent_session_id == root]
         tip = await state.resolve_tip(conversation_id)
         contents = [m.content or "" for m in await state.segment_messages(tip.id)]
         return [s.id for s in lineage], children, contents, tip.id

@@ -19,7 +19,7 @@ import os
 import shutil
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -27,7 +27,7 @@ from urllib.parse import quote
 from agent_core.fsync import fsync_directory, fsync_file
 
 from ..errors import StateError
-from .schema import LATEST_VERSION
+from .schema import AGENT_LADDER, Ladder, read_version
 from .settings import StateSettings
 
 MANIFEST = "mnemogate-backup.json"
@@ -91,11 +91,17 @@ def backup_home(home: Path, destination: Path, settings: StateSettings | None = 
 
 
 def restore_home(
-    source: Path, home: Path, settings: StateSettings | None = None, *, force: bool = False
+    source: Path,
+    home: Path,
+    settings: StateSettings | None = None,
+    *,
+    force: bool = False,
+    ladders: Sequence[Ladder] = (),
 ) -> BackupReport:
     """Replace ``home``'s state with the backup in ``source``.
 
-    Refuses a home in use, and a non-empty home unless ``force``; verifies the backup before any change.
+    Refuses a home in use, and a non-empty home unless ``force``; verifies the backup before any change,
+    including that no ladder (the agent's, then ``ladders``: the gateway passes its own) is newer there.
     """
     started = time.monotonic()
     settings = settings or StateSettings()
@@ -104,10 +110,7 @@ def restore_home(
     if not backup_db.is_file():
         raise BackupError(f"{source} is incomplete: {backup_db.name} is missing")
     version, messages = _verify(backup_db)
-    if version > LATEST_VERSION:
-        raise BackupError(
-            f"{source} has schema version {version}, newer than this mnemogate ({LATEST_VERSION})"
-        )
+    _refuse_newer(source, backup_db, (AGENT_LADDER, *ladders))
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     with exclusive_home(home, settings):
         if not force and (leftovers := _home_contents(home, settings)):
@@ -210,6 +213,25 @@ def _verify(db: Path) -> tuple[int, int]:
     except sqlite3.Error as exc:
         raise BackupError(f"{db} is not a usable mnemogate database: {exc}") from exc
     return version, messages
+
+
+def _refuse_newer(source: Path, db: Path, ladders: Sequence[Ladder]) -> None:
+    """BackupError when any ladder's version in ``db`` is newer than this program's (the gateway's is read
+    from ``gateway_schema_version``, or from the shared version of a release-0.1 copy)."""
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(db))}?mode=ro", uri=True)
+        try:
+            found = [(ladder, read_version(conn, ladder)) for ladder in ladders]
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise BackupError(f"{db} is not a usable mnemogate database: {exc}") from exc
+    for ladder, version in found:
+        if version > ladder.latest:
+            owner = "" if ladder is AGENT_LADDER else f"{ladder.owner} "
+            raise BackupError(
+                f"{source} has {owner}schema version {version}, newer than this mnemogate ({ladder.latest})"
+            )
 
 
 def _prepare_empty_dir(path: Path) -> None:

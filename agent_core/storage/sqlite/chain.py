@@ -1,20 +1,22 @@
 """Compression-chain primitives: the atomic segment switch, tip resolution and root-to-tip lineage.
 
 Invariants: a conversation has exactly one tip; the switch (end parent with ``compression``, create the
-child with the parent's principal, write the child's first messages, move the tip) happens in ONE write
-transaction and is refused — not forked — when the parent has already ended; a unique index on
-``sessions.parent_session_id`` backs this at the database level.
+child with the parent's principal, write the child's first messages and the carried-over ones, move the
+tip) happens in ONE write transaction and is refused — not forked — when the parent has already ended; a
+unique index on ``sessions.parent_session_id`` backs this at the database level. Carry-over compares the
+parent's ids with the set the caller saw (``agent_core.storage.CompressionChain``), never with a maximum.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ..errors import UnknownSegmentError
+from ..messages import SegmentHistory
 from ..records import AlreadyCompressed, Compressed, CompressionResult, EndReason, NewSegment, SegmentRecord
 from .conversations import SEGMENT_COLUMNS, get_segment, insert_segment, new_id, segment_from_row
-from .messages import PreparedMessage, insert_messages
+from .messages import PreparedMessage, insert_messages, segment_messages
 
 _MAX_DEPTH = 100_000
 _COPIED = (
@@ -29,12 +31,12 @@ def compress(
     spec: NewSegment,
     messages: Sequence[PreparedMessage],
     now: float,
-    read_up_to: int | None = None,
+    seen: Collection[int] | None = None,
 ) -> CompressionResult:
     """Switch ``parent_session_id`` to a new child segment; call inside one write transaction.
 
-    ``read_up_to`` is the newest parent message the compression plan saw: anything the parent gained
-    since (a message stored while the summary was written) is carried over after ``messages``, in order.
+    ``seen`` holds the ids of the parent messages the compression plan read: every other message of the
+    parent (one stored while the summary was written) is carried over after ``messages``, in order.
     """
     parent = get_segment(conn, parent_session_id)
     if parent is None:
@@ -58,8 +60,8 @@ def compress(
         now=now,
     )
     ids = insert_messages(conn, child_id, parent.conversation_id, messages)
-    if read_up_to is not None:
-        ids += _carry_over(conn, parent.id, child_id, read_up_to)
+    if seen is not None:
+        ids += _carry_over(conn, parent, child_id, seen)
     conn.execute(
         "UPDATE conversations SET tip_session_id = ? WHERE id = ?", (child_id, parent.conversation_id)
     )
@@ -68,18 +70,24 @@ def compress(
     return Compressed(parent.id, child, tuple(ids))
 
 
-def _carry_over(conn: sqlite3.Connection, parent_id: str, child_id: str, after_id: int) -> list[int]:
-    """Copy the parent's messages newer than ``after_id`` to the end of the child; their new ids."""
-    before = conn.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
-    conn.execute(
-        f"""INSERT INTO messages (session_id, {_COPIED})
-            SELECT ?, {_COPIED} FROM messages WHERE session_id = ? AND id > ? ORDER BY id""",
-        (child_id, parent_id, after_id),
-    )
+def _carry_over(
+    conn: sqlite3.Connection, parent: SegmentRecord, child_id: str, seen: Collection[int]
+) -> list[int]:
+    """Copy the parent's messages whose ids are not in ``seen`` to the end of the child; their new ids."""
     rows = conn.execute(
-        "SELECT id FROM messages WHERE session_id = ? AND id > ? ORDER BY id", (child_id, before)
+        "SELECT id FROM messages WHERE conversation_id = ? AND session_id = ? ORDER BY id",
+        (parent.conversation_id, parent.id),
     )
-    return [int(row[0]) for row in rows]
+    known = frozenset(seen)
+    unseen = [int(row[0]) for row in rows if int(row[0]) not in known]
+    copied: list[int] = []
+    for message_id in unseen:
+        cursor = conn.execute(
+            f"INSERT INTO messages (session_id, {_COPIED}) SELECT ?, {_COPIED} FROM messages WHERE id = ?",
+            (child_id, message_id),
+        )
+        copied.append(int(cursor.lastrowid or 0))
+    return copied
 
 
 def conversation_id_of(conn: sqlite3.Connection, segment_or_conversation_id: str) -> str:
@@ -102,6 +110,12 @@ def resolve_tip(conn: sqlite3.Connection, segment_or_conversation_id: str) -> Se
     if tip is None:
         raise UnknownSegmentError(segment_or_conversation_id)
     return tip
+
+
+def tip_history(conn: sqlite3.Connection, segment_or_conversation_id: str) -> SegmentHistory:
+    """The tip segment of the conversation the id belongs to, with its messages (one read transaction)."""
+    tip = resolve_tip(conn, segment_or_conversation_id)
+    return SegmentHistory(tip, tuple(segment_messages(conn, tip.id)))
 
 
 def lineage(conn: sqlite3.Connection, segment_or_conversation_id: str) -> list[SegmentRecord]:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ..audit import MemoryAuditRecord
 from ..errors import UnknownSegmentError
 from ..records import ConversationRecord, NewSegment, Principal, SegmentRecord, TokenUsage
 
@@ -73,6 +74,15 @@ def conversation_from_row(row: Sequence[Any]) -> ConversationRecord:
 def get_segment(conn: sqlite3.Connection, segment_id: str) -> SegmentRecord | None:
     row = conn.execute(f"SELECT {SEGMENT_COLUMNS} FROM sessions WHERE id = ?", (segment_id,)).fetchone()
     return None if row is None else segment_from_row(row)
+
+
+def segments(conn: sqlite3.Connection, conversation_id: str) -> list[SegmentRecord]:
+    """Every segment of the conversation, oldest first (forks included, were there any)."""
+    rows = conn.execute(
+        f"SELECT {SEGMENT_COLUMNS} FROM sessions WHERE conversation_id = ? ORDER BY started_at, id",
+        (conversation_id,),
+    ).fetchall()
+    return [segment_from_row(row) for row in rows]
 
 
 def get_conversation(conn: sqlite3.Connection, conversation_id: str) -> ConversationRecord | None:
@@ -232,3 +242,19 @@ def record_memory_audit(
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (at, person_id, conversation_id, actor, store, action, old_text, new_text),
     )
+
+
+_AUDIT_PAGE = 500
+
+
+def memory_audit(conn: sqlite3.Connection, person_id: str, limit: int) -> list[MemoryAuditRecord]:
+    """The person's memory audit records, newest first."""
+    rows = conn.execute(
+        "SELECT id, at, person_id, conversation_id, actor, store, action, old_text, new_text "
+        "FROM memory_audit WHERE person_id = ? ORDER BY at DESC, id DESC LIMIT ?",
+        (person_id, max(1, min(limit, _AUDIT_PAGE))),
+    ).fetchall()
+    return [
+        MemoryAuditRecord(int(r[0]), float(r[1]), r[2], r[3], str(r[4]), str(r[5]), str(r[6]), r[7], r[8])
+        for r in rows
+    ]

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from ..errors import StateError, StateUnavailableError
 from .connection import JournalMode, apply_journal_mode, connect, is_file_problem, unavailable
-from .schema import AGENT_LADDER, Ladder, migrate
+from .schema import AGENT_LADDER, Ladder, migrate, refuse_newer, split_shared_ladder
 from .settings import StateSettings
 from .sidecar import claim_if_new, open_sidecar
 from .wal_checkpointer import WalCheckpointer
@@ -75,8 +75,9 @@ class Engine:
 def open_engine(
     paths: StorePaths, settings: StateSettings, log: logging.Logger, ladders: Sequence[Ladder] = ()
 ) -> Engine:
-    """Open state.db for writing: pragmas, WAL (or the DELETE fallback), the agent's ladder then
-    ``ladders`` in order, sidecar tables."""
+    """Open state.db for writing: pragmas, WAL (or the DELETE fallback), a database any ladder of which is
+    newer refused, a release-0.1 database split into per-owner ladders, the agent's ladder then ``ladders``
+    in order, sidecar tables."""
     try:
         paths.db.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -94,7 +95,10 @@ def open_engine(
             paths.db, lambda: gate.run_outside_transaction(lambda c: apply_journal_mode(c, paths.db, log))
         )
         conn.execute(f"PRAGMA journal_size_limit={settings.journal_size_limit_bytes}")
-        for ladder in (AGENT_LADDER, *ladders):
+        every = (AGENT_LADDER, *ladders)
+        translate_errors(paths.db, functools.partial(refuse_newer, conn, paths.db, every))
+        translate_errors(paths.db, functools.partial(split_shared_ladder, gate, every))
+        for ladder in every:
             translate_errors(paths.db, functools.partial(migrate, gate, paths.db, ladder))
         # An empty transaction proves we can take the write lock (read-only files fail here, not later).
         translate_errors(paths.db, lambda: gate.run(lambda c: None))

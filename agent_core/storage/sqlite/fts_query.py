@@ -125,11 +125,6 @@ def indexed_up_to_or_none(conn: sqlite3.Connection, scope: TrigramScope) -> int 
     return None if row is None else int(row[0])
 
 
-def newest_message_id(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()
-    return 0 if row is None else int(row[0])
-
-
 def message_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM messages").fetchone()[0])
 

@@ -6,7 +6,9 @@ lock of a dead process, and a lock file deleted under its holder, as by ``rm sea
 for the one now at its path); indexing never touches state.db's write lock (it only reads ``messages``), so
 appends never wait for it; each batch is one sidecar transaction sized to hold the sidecar lock about
 ``index_batch_ms``. (state.db's WAL checkpoints are the engine's WalCheckpointer's, not the indexer's.)
-A sidecar deleted or replaced under the indexer (its path no longer names the inode it opened) is
+The progress mark only ever covers rows at or below ``sidecar.committed_watermark``, read before each
+batch: the port's ordering rule (agent_core/storage/search_index.py) that no row below the mark can still
+appear. A sidecar deleted or replaced under the indexer (its path no longer names the inode it opened) is
 rebuilt online from state.db; a failure is retried with growing delays and a bounded log (RetryPacer);
 damage found while reading state.db is kept in ``state_damage`` for readiness, and never mistaken for a
 damaged sidecar.
@@ -28,7 +30,15 @@ from ..errors import StateError, StateUnavailableError
 from .connection import connect, is_busy, is_file_problem, unavailable
 from .retry_pacer import RetryPacer
 from .settings import StateSettings
-from .sidecar import PendingRow, index_rows, open_sidecar, read_progress, remove_sidecar, reset
+from .sidecar import (
+    PendingRow,
+    committed_watermark,
+    index_rows,
+    open_sidecar,
+    read_progress,
+    remove_sidecar,
+    reset,
+)
 
 _MIN_BATCH = 16
 _MAX_RETRY_S = 10.0
@@ -187,7 +197,7 @@ class CatchUpIndexer:
             sidecar = open_sidecar(self._sidecar_path, busy_timeout_ms=busy)
             progress = read_progress(sidecar)
         self._sidecar_inode = os.stat(self._sidecar_path).st_ino
-        high = self._read_state(_high_water, state)
+        high = self._read_state(committed_watermark, state)
         scope = self._settings.trigram_scope
         if progress.db_uuid != db_uuid or progress.last_id > high or progress.trigram_scope != scope:
             if progress.db_uuid:
@@ -216,7 +226,9 @@ class CatchUpIndexer:
         while not self._stop.is_set():
             self._check_sidecar_file()
             requested = batch
-            rows = self._read_state(_pending, state, last_id, requested)
+            # Only rows at or below the watermark: on a concurrent backend a smaller id may commit later.
+            watermark = self._read_state(committed_watermark, state)
+            rows = self._read_state(_pending, state, last_id, watermark, requested)
             if rows:
                 started = time.perf_counter()
                 self._write_sidecar(index_rows, sidecar, rows, db_uuid, settings.trigram_scope)
@@ -246,15 +258,11 @@ def _db_uuid(state: sqlite3.Connection) -> str:
     return str(state.execute("SELECT value FROM meta WHERE key = 'db_uuid'").fetchone()[0])
 
 
-def _high_water(state: sqlite3.Connection) -> int:
-    row = state.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()
-    return int(row[0]) if row is not None else 0
-
-
-def _pending(state: sqlite3.Connection, after_id: int, limit: int) -> list[PendingRow]:
+def _pending(state: sqlite3.Connection, after_id: int, up_to: int, limit: int) -> list[PendingRow]:
+    """Messages in ``(after_id, up_to]``, oldest first; ``up_to`` is the ``committed_watermark``."""
     cursor = state.execute(
-        "SELECT id, role, content, tool_name FROM messages WHERE id > ? ORDER BY id LIMIT ?",
-        (after_id, limit),
+        "SELECT id, role, content, tool_name FROM messages WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+        (after_id, up_to, limit),
     )
     return [PendingRow(int(r[0]), str(r[1]), r[2], r[3]) for r in cursor.fetchall()]
 

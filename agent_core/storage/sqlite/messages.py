@@ -1,8 +1,9 @@
 """Message rows: preparing them at the persistence boundary (secrets redacted, JSON encoded) and reading them.
 
 Invariants: nothing reaches ``messages`` without passing ``prepare`` (so stored content, tool calls,
-reasoning and the ``api_content`` sidecar are redacted and valid UTF-8); rows are read back in id order,
-which is commit order.
+reasoning and the ``api_content`` sidecar are redacted and valid UTF-8); rows are read back in id order.
+That is the port's segment order (``agent_core.storage.messages``): ids are ``INTEGER PRIMARY KEY``
+values drawn inside the single writer's transaction, so on SQLite they increase in commit order.
 """
 
 from __future__ import annotations

@@ -3,13 +3,16 @@ repositories), each migration applied once under ``BEGIN IMMEDIATE``.
 
 Invariants: each ladder's version table holds one row; a migration re-reads the version inside its own write
 transaction and is skipped if another process already applied it, so any number of processes may open an
-empty or old database at once; a database newer than this code is refused rather than guessed at.
+empty or old database at once; a database newer than this code is refused rather than guessed at; a database
+of release 0.1 (one shared ladder) is split — every ladder given its own version row at the shared version —
+before any ladder moves ``schema_version``, which until then also counted the other owners' steps.
 """
 
 from __future__ import annotations
 
 import functools
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,14 +128,47 @@ def read_version(conn: sqlite3.Connection, ladder: Ladder) -> int:
     return 0
 
 
+def refuse_newer(conn: sqlite3.Connection, db_path: Path, ladders: Sequence[Ladder]) -> None:
+    """StateUnavailableError when any ladder is newer here than in this program, before any ladder migrates
+    (so a database a newer release wrote is left exactly as it was)."""
+    for ladder in ladders:
+        version = read_version(conn, ladder)
+        if version > ladder.latest:
+            raise StateUnavailableError(
+                db_path,
+                f"{ladder.owner} schema version {version} is newer than this program supports "
+                f"({ladder.latest})",
+            )
+
+
+def split_shared_ladder(gate: WriteGate, ladders: Sequence[Ladder]) -> None:
+    """Give each ladder of a release-0.1 database its own version row at the shared version.
+
+    Must run before any ladder migrates: the agent's ladder keeps ``schema_version``, so once it advanced
+    a 0.1 database at version 2 to 8, the gateway would read 8 and never apply its steps 3, 4, 6, 7 and 8.
+    A read decides first, so a database already split (or never shared) takes no write lock. Only a store
+    opened with every owner's ladder can split (the gateway's ``open_state_store``; release 0.1 databases
+    are only ever opened that way), since the agent alone does not know which steps were the gateway's.
+    """
+    if any(_unsplit(gate.connection, ladder) for ladder in ladders):
+        gate.run(functools.partial(_split, ladders=tuple(ladders)))
+
+
+def _split(conn: sqlite3.Connection, ladders: tuple[Ladder, ...]) -> None:
+    for ladder in ladders:
+        if _unsplit(conn, ladder):  # re-checked inside the write transaction: another process may have split
+            _record(conn, ladder, read_version(conn, ladder))
+
+
+def _unsplit(conn: sqlite3.Connection, ladder: Ladder) -> bool:
+    legacy = ladder.legacy_table
+    return legacy is not None and not _has_table(conn, ladder.version_table) and _has_table(conn, legacy)
+
+
 def migrate(gate: WriteGate, db_path: Path, ladder: Ladder, target: int | None = None) -> int:
     """Bring ``ladder`` up to ``target`` (default: its latest) one migration per transaction."""
+    refuse_newer(gate.connection, db_path, (ladder,))
     version = read_version(gate.connection, ladder)
-    if version > ladder.latest:
-        raise StateUnavailableError(
-            db_path,
-            f"{ladder.owner} schema version {version} is newer than this program supports ({ladder.latest})",
-        )
     goal = ladder.latest if target is None else target
     for migration in ladder.migrations:
         if version < migration.version <= goal:
@@ -147,10 +183,14 @@ def _apply(conn: sqlite3.Connection, ladder: Ladder, migration: Migration) -> in
         return current
     for statement in migration.statements:
         conn.execute(statement)
+    _record(conn, ladder, migration.version)
+    return migration.version
+
+
+def _record(conn: sqlite3.Connection, ladder: Ladder, version: int) -> None:
     conn.execute(f"CREATE TABLE IF NOT EXISTS {ladder.version_table} (version INTEGER NOT NULL)")
     conn.execute(f"DELETE FROM {ladder.version_table}")
-    conn.execute(f"INSERT INTO {ladder.version_table}(version) VALUES (?)", (migration.version,))
-    return migration.version
+    conn.execute(f"INSERT INTO {ladder.version_table}(version) VALUES (?)", (version,))
 
 
 def _has_table(conn: sqlite3.Connection, name: str) -> bool:

@@ -1,8 +1,8 @@
 """Read-side queries of session search: who may see which conversations, and ranked FTS5 matches.
 
 Every function takes a reader connection with the search sidecar attached as ``idx`` (see
-``StateStore.run_read(fn, with_index=True)``); MATCH expressions arrive already built by
-agent_core.search, so no user text is ever spliced into SQL or FTS5 syntax.
+``ReaderPool.run(fn, with_index=True)``); MATCH expressions arrive already built by match_expressions.py
+from quoted tokens, so no user text is ever spliced into SQL or FTS5 syntax.
 
 Invariants: ranking never computes bm25 for more than ``window`` rows, and a ranked query never reads
 more than ``window`` matches past its rowid bound, because the FTS5 cursor walks newest-first
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SearchIndexUnavailableError
+from ..search_index import ConversationInfo, FoundMessage
 from .fts_query import FTS_INDEX_TABLES, FtsIndexName
 
 
@@ -33,32 +34,6 @@ class MatchFilter:
 
     conversation_ids: tuple[str, ...] | None = None
     excluded_segment: tuple[str, str] | None = None  # (conversation_id, segment_id)
-
-
-@dataclass(frozen=True, slots=True)
-class HitRow:
-    """A matched message as search results need it."""
-
-    id: int
-    conversation_id: str
-    session_id: str
-    role: str
-    content: str | None
-    tool_name: str | None
-    created_at: float
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationRow:
-    """Conversation metadata shown next to search results."""
-
-    id: str
-    person_id: str | None
-    platform: str | None
-    title: str | None
-    created_at: float
-    ended_at: float | None
-    tip_session_id: str
 
 
 def require_index(conn: sqlite3.Connection) -> int:
@@ -158,35 +133,35 @@ def ranked_matches(
     return [(int(row[0]), float(row[1])) for row in cursor.fetchall()]
 
 
-def hit_rows(conn: sqlite3.Connection, message_ids: Sequence[int]) -> dict[int, HitRow]:
+def found_messages(conn: sqlite3.Connection, message_ids: Sequence[int]) -> dict[int, FoundMessage]:
     cursor = conn.execute(
         "SELECT id, conversation_id, session_id, role, content, tool_name, created_at FROM messages "
         "WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps(list(message_ids)),),
     )
     return {
-        int(r[0]): HitRow(int(r[0]), str(r[1]), str(r[2]), str(r[3]), r[4], r[5], float(r[6]))
+        int(r[0]): FoundMessage(int(r[0]), str(r[1]), str(r[2]), str(r[3]), r[4], r[5], float(r[6]))
         for r in cursor.fetchall()
     }
 
 
-def conversation_rows(
+def conversation_infos(
     conn: sqlite3.Connection, conversation_ids: Sequence[str]
-) -> dict[str, ConversationRow]:
+) -> dict[str, ConversationInfo]:
     cursor = conn.execute(
         "SELECT id, person_id, platform, title, created_at, ended_at, tip_session_id FROM conversations "
         "WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps(list(conversation_ids)),),
     )
     return {
-        str(r[0]): ConversationRow(str(r[0]), r[1], r[2], r[3], float(r[4]), r[5], str(r[6]))
+        str(r[0]): ConversationInfo(str(r[0]), r[1], r[2], r[3], float(r[4]), r[5], str(r[6]))
         for r in cursor.fetchall()
     }
 
 
 def message_windows(
     conn: sqlite3.Connection, conversation_id: str, message_ids: Sequence[int], *, around: int
-) -> list[HitRow]:
+) -> list[FoundMessage]:
     """The messages of one conversation within ``around`` positions of any of ``message_ids``, in order."""
     cursor = conn.execute(
         "WITH ordered AS (SELECT id, session_id, role, content, tool_name, created_at, "
@@ -199,6 +174,6 @@ def message_windows(
         (conversation_id, json.dumps(list(message_ids)), around, around),
     )
     return [
-        HitRow(int(r[0]), conversation_id, str(r[1]), str(r[2]), r[3], r[4], float(r[5]))
+        FoundMessage(int(r[0]), conversation_id, str(r[1]), str(r[2]), r[3], r[4], float(r[5]))
         for r in cursor.fetchall()
     ]

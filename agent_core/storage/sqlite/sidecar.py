@@ -3,6 +3,7 @@
 Invariants: the sidecar is derived data — message text lives only in state.db's ``messages`` and FTS
 rowid = ``messages.id``; index rows and the ``progress`` mark (last message id indexed, and the identity
 of the state.db it describes) change in the same transaction, so a crash never leaves them disagreeing;
+the mark never passes ``committed_watermark`` (no message below it can still appear);
 a sidecar that is missing, corrupt, built for another state.db or ahead of it is rebuilt, never trusted.
 """
 
@@ -68,6 +69,20 @@ def trigram_text(text: str, scope: TrigramScope) -> str | None:
         return text + " "
     runs = _NON_ASCII_RUN.findall(text)
     return "\n".join(runs) + " " if runs else None
+
+
+def committed_watermark(state: sqlite3.Connection) -> int:
+    """How far the index may advance: no message with an id at or below this can still commit.
+
+    The port's ordering rule (agent_core/storage/search_index.py): the progress mark is a watermark
+    below which no uncommitted row can later appear. SQLite serialises writers and assigns AUTOINCREMENT
+    ids inside the write transaction, so the largest id in the ``sqlite_sequence`` a reader sees was
+    assigned by a committed transaction, and every smaller id is committed or rolled back for good (ids
+    become visible in commit order). A backend with concurrent writers cannot use the largest id it sees;
+    it needs a per-row commit sequence assigned under a lock, or a transaction-id horizon.
+    """
+    row = state.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def open_sidecar(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:

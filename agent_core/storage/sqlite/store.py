@@ -12,13 +12,16 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
+from ..audit import MemoryAuditRecord
+from ..cooldowns import CompressionCooldown
 from ..errors import SearchIndexUnavailableError, StateUnavailableError
 from ..health import SearchHealth
+from ..messages import SegmentHistory
 from ..records import (
     CompressionResult,
     ConversationRecord,
@@ -32,7 +35,9 @@ from ..records import (
     StoreStats,
     TokenUsage,
 )
-from . import chain, conversations, fts_query
+from ..search_index import FoundMessage, SearchRequest, SearchSnapshot
+from . import chain, conversations, fts_query, search_index
+from .cooldowns import clear_cooldown, get_cooldown, put_cooldown
 from .engine import StorePaths
 from .fts_query import FtsIndexName
 from .integrity import check_at_start
@@ -40,6 +45,7 @@ from .messages import clean_text, conversation_messages, prepare, set_api_conten
 from .messages import segment_messages as read_segment_messages
 from .schema import Ladder
 from .settings import StateSettings
+from .sidecar import committed_watermark
 from .workers import StoreWorkers
 
 T = TypeVar("T")
@@ -47,7 +53,10 @@ _LOG = logging.getLogger("agent_core.storage.sqlite")
 
 
 class StateStore:
-    """state.db for one home directory; use ``async with StateStore(home) as store``."""
+    """state.db for one home directory; use ``async with StateStore(home) as store``.
+
+    Implements the agent's storage port (``agent_core.storage.AgentStorage``) and the ``SearchIndex``.
+    """
 
     def __init__(
         self, home: Path, settings: StateSettings | None = None, *, ladders: Sequence[Ladder] = ()
@@ -109,7 +118,7 @@ class StateStore:
         """Whether search answers from a complete index now, is being rebuilt, or cannot answer."""
         indexer = self._workers.indexer
         failures = indexer.failures if indexer is not None else 0
-        newest = await self._read(fts_query.newest_message_id)
+        newest = await self._read(committed_watermark)
         try:
             indexed = await self._read(self._indexed_up_to, with_index=True)
         except SearchIndexUnavailableError as exc:
@@ -170,20 +179,28 @@ class StateStore:
         """The conversation's segments, root first, tip last."""
         return await self._read(lambda c: chain.lineage(c, segment_or_conversation_id))
 
+    async def segments(self, conversation_id: str) -> list[SegmentRecord]:
+        """Every segment of the conversation, oldest first."""
+        return await self._read(lambda c: conversations.segments(c, conversation_id))
+
+    async def tip_history(self, segment_or_conversation_id: str) -> SegmentHistory:
+        """The conversation's tip segment and its messages, in one read."""
+        return await self._read(lambda c: chain.tip_history(c, segment_or_conversation_id))
+
     async def compress(
         self,
         parent_session_id: str,
         child: NewSegment,
         messages: Sequence[NewMessage],
         *,
-        read_up_to: int | None = None,
+        seen: Collection[int] | None = None,
     ) -> CompressionResult:
         """Atomically end ``parent_session_id`` and start its child with ``messages``; see chain.compress."""
         now = time.time()
         prepared = [prepare(m, now) for m in messages]
         return await self._watch(
             self._workers.write(
-                lambda c: chain.compress(c, parent_session_id, child, prepared, now, read_up_to),
+                lambda c: chain.compress(c, parent_session_id, child, prepared, now, seen),
                 notify_indexer=True,
             )
         )
@@ -245,7 +262,33 @@ class StateStore:
             )
         )
 
-    # -- full-text search ----------------------------------------------------------------------
+    async def memory_audit(self, person_id: str, *, limit: int = 100) -> list[MemoryAuditRecord]:
+        """The person's memory audit records, newest first."""
+        return await self._read(lambda c: conversations.memory_audit(c, person_id, limit))
+
+    # -- compression cooldowns -----------------------------------------------------------------
+
+    async def compression_cooldown(self, conversation_id: str) -> CompressionCooldown | None:
+        return await self._read(lambda c: get_cooldown(c, conversation_id))
+
+    async def put_compression_cooldown(self, conversation_id: str, cooldown: CompressionCooldown) -> None:
+        """Replace the conversation's cooldown and sweep outdated ones, in one transaction."""
+        await self._write(lambda c: put_cooldown(c, conversation_id, cooldown))
+
+    async def clear_compression_cooldown(self, conversation_id: str) -> None:
+        await self._write(lambda c: clear_cooldown(c, conversation_id))
+
+    # -- full-text search: the SearchIndex port (fts_* take ready-made FTS5 syntax, for backend tests) --
+
+    async def search_messages(self, request: SearchRequest) -> SearchSnapshot:
+        """The visible messages matching the planned query in its scope, best first (SearchIndex)."""
+        return await self._read(lambda c: search_index.search_messages(c, request), with_index=True)
+
+    async def message_windows(
+        self, anchors: Mapping[str, Sequence[int]], *, around: int
+    ) -> dict[str, list[FoundMessage]]:
+        """Per conversation, its messages within ``around`` positions of the anchor ids, in one read."""
+        return await self._read(lambda c: search_index.windows(c, anchors, around))
 
     async def fts_match(
         self,
@@ -302,7 +345,7 @@ class StateStore:
     async def wait_indexed(self, timeout: float) -> bool:  # noqa: ASYNC109 - a deadline, not a cancel
         """Wait until every message committed before this call is searchable; False on timeout."""
         deadline = time.monotonic() + timeout
-        target = await self._read(fts_query.newest_message_id)
+        target = await self._read(committed_watermark)
         while True:
             try:
                 if await self._read(self._indexed_up_to, with_index=True) >= target:

@@ -109,9 +109,7 @@ async def test_the_flush_writes_only_this_persons_memory_and_leaves_no_trace_in_
         for message in await agent.state.conversation_messages(conversation):
             assert FLUSH_INSTRUCTION not in (message.content or "")
             assert message.tool_call_id not in ("f1", "f2", "f3")
-        actors = await agent.state.run_read(
-            lambda c: [row[0] for row in c.execute("SELECT actor FROM memory_audit").fetchall()]
-        )
+        actors = [record.actor for record in await agent.state.memory_audit("ada")]
         assert actors == [FLUSH_ACTOR]
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from agent_core.agent import TurnScope
+from agent_core.actor import Actor
 from agent_core.llm import ScriptedClient, ScriptStep
 from agent_core.providers import (
     HealthState,
@@ -91,5 +91,5 @@ async def test_honcho_down_at_start_up_starts_degraded_not_dead(home: Path) -> N
         server.fail_with(503)
         manager = honcho_manager(server)
         async with manager:
-            assert await manager.recall(TurnScope(conversation_id="c", person_id="ada"), "hi") is None
+            assert await manager.recall(Actor(person_id="ada", conversation_id="c"), "hi") is None
             assert manager.health().degraded

@@ -6,7 +6,13 @@ from pathlib import Path
 
 from agent_core.agent import ReplyDelta, TurnFinished
 from agent_core.llm import ScriptedClient, ScriptStep, TextDelta
-from agent_core.providers import LocalProvider, MemoryManager, ProviderContext, ProviderSettings
+from agent_core.providers import (
+    LocalProvider,
+    MemoryManager,
+    ProviderContext,
+    ProviderSettings,
+    build_provider,
+)
 from agent_core.storage.sqlite import Principal
 
 from .harness import provider_harness
@@ -15,7 +21,8 @@ SETTINGS = ProviderSettings(name="local")
 
 
 def local_manager(home: Path, extractor: ScriptedClient | None = None) -> tuple[MemoryManager, LocalProvider]:
-    provider = LocalProvider(home, SETTINGS.local, extractor=extractor)
+    provider = build_provider(SETTINGS, home=home, extractor=extractor)
+    assert isinstance(provider, LocalProvider)
     return MemoryManager([provider], settings=SETTINGS), provider
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.agent import TurnFinished, TurnScope
+from agent_core.actor import Actor
+from agent_core.agent import TurnFinished
 from agent_core.llm import ScriptedClient, ScriptStep
 from agent_core.providers import (
     BreakerSettings,
@@ -99,7 +100,7 @@ async def test_one_failure_shows_degraded_and_a_success_clears_it(home: Path) ->
     async with manager:
         scope_ctx = ProviderContext("ada", "c1")
         assert manager.health().state is HealthState.OK
-        scope = TurnScope(conversation_id=scope_ctx.conversation_id, person_id="ada")
+        scope = Actor(person_id="ada", conversation_id=scope_ctx.conversation_id)
         assert await manager.recall(scope, "hi") is None
         health = manager.health()
         assert health.state is HealthState.DEGRADED and "provider is down" in (health.last_error or "")
@@ -112,7 +113,7 @@ async def test_a_failed_half_open_probe_reopens_for_a_full_delay(home: Path) -> 
     clock = ManualClock()
     provider = FlakyProvider("raise")
     manager = MemoryManager([provider], settings=settings(), clock=clock)
-    scope = TurnScope(conversation_id="c1", person_id="ada")
+    scope = Actor(person_id="ada", conversation_id="c1")
     async with manager:
         for _ in range(2):
             await manager.recall(scope, "hi")

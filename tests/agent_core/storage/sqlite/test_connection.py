@@ -15,7 +15,7 @@ import pytest
 from agent_core.storage.sqlite import StateStore, StateUnavailableError, wal_unsupported
 from agent_core.storage.sqlite.connection import apply_journal_mode, connect
 
-_REPO = Path(__file__).resolve().parents[3]
+_REPO = Path(__file__).resolve().parents[4]
 
 
 def _deny_wal(action: int, arg1: str | None, arg2: str | None, *_: object) -> int:

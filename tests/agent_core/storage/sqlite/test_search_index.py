@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 from pathlib import Path
 
+import pytest
+
 from agent_core.storage.sqlite import NewMessage, Principal, StateSettings, StateStore
+from agent_core.storage.sqlite.sidecar import committed_watermark
 
 NO_INDEXER = StateSettings(index_enabled=False)
 
@@ -151,3 +155,27 @@ async def test_vocabulary_and_bounded_counts_support_query_planning(tmp_path: Pa
         total = await store.message_count()
     assert {term for term, _ in apple} == {"苹果 ", "苹果很"}
     assert (common, capped, total) == (2, 1, 5)
+
+
+async def test_the_index_watermark_is_the_largest_committed_message_id(tmp_path: Path) -> None:
+    async with StateStore(tmp_path, NO_INDEXER) as store:
+        assert await store.run_read(committed_watermark) == 0
+        conversation, ids = await _conversation_with(store, "k", ["one", "two"])
+        assert await store.run_read(committed_watermark) == ids[-1]
+        record = await store.get_conversation(conversation)
+        assert record is not None
+
+        def doomed(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO messages(session_id, conversation_id, role, content, created_at) "
+                "VALUES (?, ?, 'user', 'never committed', 0)",
+                (record.tip_session_id, conversation),
+            )
+            raise RuntimeError("roll back")
+
+        with pytest.raises(RuntimeError):
+            await store.run_write(doomed)
+        # A rolled-back id never becomes visible, so the watermark (and what the indexer may cover) stays.
+        assert await store.run_read(committed_watermark) == ids[-1]
+        (later,) = await store.append_messages(record.tip_session_id, [NewMessage("user", "three")])
+        assert await store.run_read(committed_watermark) == later > ids[-1]

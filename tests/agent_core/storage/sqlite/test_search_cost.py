@@ -5,11 +5,11 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from agent_core.search import SearchScope, SearchSettings, build_fts_query
-from agent_core.search.executor import execute
+from agent_core.search import SearchScope, SearchSettings
 from agent_core.storage.sqlite import NewMessage, Principal, StateSettings, StateStore
-
-from .test_service import say, searchable
+from agent_core.storage.sqlite.search_index import execute
+from tests.agent_core.search.test_service import say, searchable
+from tests.agent_core.storage.sqlite.fts_corpus import build_fts_query
 
 _FILLER = ("今天天气很好我们去公园散步", "deploy the release tomorrow morning", "数据库索引重建完成了")
 
@@ -27,7 +27,7 @@ async def _vm_steps(store: StateStore, query: str) -> int:
 
         conn.set_progress_handler(tick, 1000)
         try:
-            hits = execute(conn, plan, SearchScope.all_conversations(), 3, SearchSettings()).hits
+            hits = execute(conn, plan, SearchScope.all_conversations(), 3, SearchSettings().budget()).hits
         finally:
             conn.set_progress_handler(None, 0)
         assert hits

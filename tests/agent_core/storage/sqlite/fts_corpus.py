@@ -2,8 +2,8 @@
 
 Invariant: the two tables use exactly the tokenizers agent_core/storage/sqlite builds (contentless porter
 unicode61 and contentless trigram with detail=full), and `search` follows the plan documented in
-agent_core/search/query.py: expand trigram prefixes through fts5vocab, run porter then trigram,
-and run the trigram fallback only when too few messages were found.
+agent_core/storage/sqlite/match_expressions.py: expand trigram prefixes through fts5vocab, run porter then
+trigram, and run the trigram fallback only when too few messages were found.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from agent_core.search import (
+from agent_core.search import MAX_QUERY_CHARS, MAX_TERMS, plan_query
+from agent_core.storage.sqlite.match_expressions import (
     MAX_EXPANSIONS_PER_PREFIX,
     FtsQuery,
-    build_fts_query,
+    fts_query_for,
     trigram_prefix_bounds,
 )
 
@@ -28,6 +29,11 @@ CREATE VIRTUAL TABLE trigram_fts USING fts5(body, content='', tokenize='trigram'
 CREATE VIRTUAL TABLE temp.trigram_vocab USING fts5vocab(main, trigram_fts, 'row');
 """
 _VOCAB_SQL = "SELECT term FROM temp.trigram_vocab WHERE term >= ? AND term < ? ORDER BY doc DESC LIMIT ?"
+
+
+def build_fts_query(text: str, *, max_chars: int = MAX_QUERY_CHARS, max_terms: int = MAX_TERMS) -> FtsQuery:
+    """What the SQLite backend runs for ``text``: the planner's plan rendered as FTS5 expressions."""
+    return fts_query_for(plan_query(text, max_chars=max_chars, max_terms=max_terms))
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent_core.search import MAX_TERMS, build_fts_query, quote
-from tests.agent_core.search.fts_corpus import FtsCorpus, open_corpus
+from agent_core.search import MAX_TERMS
+from agent_core.storage.sqlite.match_expressions import quote
+from tests.agent_core.storage.sqlite.fts_corpus import FtsCorpus, build_fts_query, open_corpus
 
 MESSAGES = {
     1: "We moved the config to YAML last week.",

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from agent_core.search import (
+from agent_core.storage.sqlite.match_expressions import (
     FtsClause,
     FtsIndex,
-    build_fts_query,
     doc_count_limit,
     trigram_prefix_bounds,
     trim_common_clauses,
 )
-from tests.agent_core.search.fts_corpus import FtsCorpus, open_corpus
+from tests.agent_core.storage.sqlite.fts_corpus import FtsCorpus, build_fts_query, open_corpus
 
 TABLES = {FtsIndex.PORTER: "porter_fts", FtsIndex.TRIGRAM: "trigram_fts"}
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_core.search import FtsIndex, build_fts_query, quote
-from tests.agent_core.search.fts_corpus import FtsCorpus, open_corpus
+from agent_core.storage.sqlite.match_expressions import FtsIndex, quote
+from tests.agent_core.storage.sqlite.fts_corpus import FtsCorpus, build_fts_query, open_corpus
 
 ROWS = [
     (1, "the runner runs NOT AND OR NEAR quickly"),

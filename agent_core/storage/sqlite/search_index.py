@@ -1,8 +1,8 @@
-"""The search executor: runs one planned query against state.db in ONE read snapshot and ranks its hits.
+"""The SQLite side of the SearchIndex port: one planned query run in ONE read snapshot, hits ranked by bm25.
 
-Runs on a reader thread (``StateStore.run_read(..., with_index=True)``), so every step sees the same
-committed state: scope resolution, trigram-prefix expansion through the vocabulary, ranking per index,
-and fetching the hit rows.
+Runs on a reader thread with the sidecar attached (``StateStore.search_messages``), so every step sees
+the same committed state: scope resolution, trigram-prefix expansion through the vocabulary, ranking per
+index, and fetching the hit rows. The planned query becomes FTS5 syntax only here (match_expressions.py).
 
 Cost bounds (why search stays fast when a term is in most messages):
 - bm25 is computed for at most ``rank_window`` matches per expression (the newest ones): exact
@@ -12,27 +12,41 @@ Cost bounds (why search stays fast when a term is in most messages):
   not crowded out of the window by a common one;
 - a person-scoped search filters by that person's message ids inside the FTS5 scan, before ranking,
   and reads at most ``scoped_scan_limit`` of the newest matches.
-Visibility: only user, assistant and tool messages of the scope's conversations; never the caller's live
-tip segment; never earlier session_search results (they would echo other hits).
+Visibility (the port's rule): only ``SEARCHED_ROLES`` messages of the scope's conversations; never the
+caller's live tip segment; never ``UNSEARCHED_TOOLS`` results (they would echo other hits).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 
-from agent_core.search.plan import MAX_EXPANSIONS_PER_PREFIX, ClauseRole, FtsIndex, FtsQuery
-from agent_core.search.scope import SearchScope
-from agent_core.search.settings import SearchSettings
-from agent_core.search.vocabulary import trigram_prefix_bounds, trim_common_clauses
-from agent_core.storage.sqlite.fts_query import FtsIndexName
-from agent_core.storage.sqlite.search_reads import (
-    ConversationRow,
-    HitRow,
+from ..search_index import (
+    SEARCHED_ROLES,
+    UNSEARCHED_TOOLS,
+    ClauseRole,
+    FoundMessage,
+    SearchBudget,
+    SearchHit,
+    SearchRequest,
+    SearchScope,
+    SearchSnapshot,
+)
+from .fts_query import FtsIndexName
+from .match_expressions import (
+    MAX_EXPANSIONS_PER_PREFIX,
+    FtsIndex,
+    FtsQuery,
+    fts_query_for,
+    trigram_prefix_bounds,
+    trim_common_clauses,
+)
+from .search_reads import (
     MatchFilter,
     capped_count,
-    conversation_rows,
-    hit_rows,
+    conversation_infos,
+    found_messages,
+    message_windows,
     nth_newest_match,
     participant_conversations,
     ranked_matches,
@@ -41,55 +55,49 @@ from agent_core.storage.sqlite.search_reads import (
     vocabulary_terms,
 )
 
-VISIBLE_ROLES = frozenset({"user", "assistant", "tool"})
-HIDDEN_TOOLS = frozenset({"session_search"})
 _MIN_EXPANSIONS = 4
 _PRIMARY = ((FtsIndex.PORTER, ClauseRole.PRIMARY), (FtsIndex.TRIGRAM, ClauseRole.PRIMARY))
 _FALLBACK = (FtsIndex.TRIGRAM, ClauseRole.FALLBACK)
 
 
-@dataclass(frozen=True, slots=True)
-class RankedHit:
-    """A visible matching message and its bm25 score (lower is better)."""
-
-    row: HitRow
-    score: float
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """What one search read: hits best first, and the metadata of their conversations."""
-
-    hits: tuple[RankedHit, ...]
-    conversations: dict[str, ConversationRow]
+def search_messages(conn: sqlite3.Connection, request: SearchRequest) -> SearchSnapshot:
+    """Run ``request`` on a reader connection with the sidecar attached as ``idx``."""
+    return execute(conn, fts_query_for(request.query), request.scope, request.want, request.budget)
 
 
 def execute(
-    conn: sqlite3.Connection, query: FtsQuery, scope: SearchScope, want: int, settings: SearchSettings
-) -> Snapshot:
+    conn: sqlite3.Connection, query: FtsQuery, scope: SearchScope, want: int, budget: SearchBudget
+) -> SearchSnapshot:
     """Run ``query`` for ``scope``; ``want`` is how many conversations the caller will show."""
     require_index(conn)
     where = _match_filter(conn, scope)
     if where.conversation_ids == () or query.is_empty:
-        return Snapshot((), {})
-    query = _expand_prefixes(conn, query, settings.trigram_expansion_budget)
+        return SearchSnapshot((), {})
+    query = _expand_prefixes(conn, query, budget.expansion_budget)
     limit = max(60, want * 20)
     scores: dict[int, float] = {}
     for index, role in _PRIMARY:
-        _rank_into(scores, conn, query, index, role, where, limit, settings)
-    rows = _visible(hit_rows(conn, list(scores)))
+        _rank_into(scores, conn, query, index, role, where, limit, budget)
+    rows = _visible(found_messages(conn, list(scores)))
     if len({row.conversation_id for row in rows.values()}) < want and query.trigram_fallback is not None:
         fallback: dict[int, float] = {}
-        _rank_into(fallback, conn, query, *_FALLBACK, where, limit, settings)
+        _rank_into(fallback, conn, query, *_FALLBACK, where, limit, budget)
         new = {i: s for i, s in fallback.items() if i not in scores}
         scores.update(new)
-        rows.update(_visible(hit_rows(conn, list(new))))
+        rows.update(_visible(found_messages(conn, list(new))))
     hits = sorted(
-        (RankedHit(rows[i], score) for i, score in scores.items() if i in rows),
-        key=lambda hit: (hit.score, -hit.row.id),
+        (SearchHit(rows[i], score) for i, score in scores.items() if i in rows),
+        key=lambda hit: (hit.score, -hit.message.id),
     )
-    conversations = conversation_rows(conn, list(dict.fromkeys(hit.row.conversation_id for hit in hits)))
-    return Snapshot(tuple(hits), conversations)
+    conversations = conversation_infos(conn, list(dict.fromkeys(hit.message.conversation_id for hit in hits)))
+    return SearchSnapshot(tuple(hits), conversations)
+
+
+def windows(
+    conn: sqlite3.Connection, anchors: Mapping[str, Sequence[int]], around: int
+) -> dict[str, list[FoundMessage]]:
+    """``message_windows`` of every conversation in ``anchors``, in one read."""
+    return {cid: message_windows(conn, cid, ids, around=around) for cid, ids in anchors.items()}
 
 
 def _match_filter(conn: sqlite3.Connection, scope: SearchScope) -> MatchFilter:
@@ -124,19 +132,19 @@ def _rank_into(
     role: ClauseRole,
     where: MatchFilter,
     limit: int,
-    settings: SearchSettings,
+    budget: SearchBudget,
 ) -> None:
     """Rank one expression of ``query`` and keep each message's best score in ``scores``."""
     name: FtsIndexName = "porter" if index is FtsIndex.PORTER else "trigram"
     expression = query.expression(index, role)
     if expression is None:
         return
-    window = settings.rank_window
+    window = budget.rank_window
     if nth_newest_match(conn, name, expression, window + 1) is not None:
         expression = _without_common_clauses(conn, query, index, role, window) or expression
     bound = None
     if where.conversation_ids is not None:
-        bound = nth_newest_match(conn, name, expression, settings.scoped_scan_limit + 1)
+        bound = nth_newest_match(conn, name, expression, budget.scoped_scan_limit + 1)
     for message_id, score in ranked_matches(
         conn, name, expression, where=where, window=window, limit=limit, above_rowid=bound
     ):
@@ -157,11 +165,11 @@ def _without_common_clauses(
     return trim_common_clauses(query, counts, window, max_share=1.0).expression(index, role)
 
 
-def _visible(rows: dict[int, HitRow]) -> dict[int, HitRow]:
+def _visible(rows: dict[int, FoundMessage]) -> dict[int, FoundMessage]:
     return {i: row for i, row in rows.items() if _is_visible(row)}
 
 
-def _is_visible(row: HitRow) -> bool:
-    if row.role not in VISIBLE_ROLES or not row.content:
+def _is_visible(row: FoundMessage) -> bool:
+    if row.role not in SEARCHED_ROLES or not row.content:
         return False
-    return row.role != "tool" or row.tool_name not in HIDDEN_TOOLS
+    return row.role != "tool" or row.tool_name not in UNSEARCHED_TOOLS

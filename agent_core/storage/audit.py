@@ -1,0 +1,48 @@
+"""The memory audit port: one durable record per curated-memory change, and reading a person's records back.
+
+Invariants: a record is written only after the memory change it describes is durable (the memory store
+calls ``record_memory_audit`` then); records are never edited; ``actor`` says who wrote (``agent``,
+``memory-flush``, ``admin:cli``, ``user:web`` …), ``store`` which file (memory, user or global).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryAuditRecord:
+    """One recorded curated-memory write; ``at`` is epoch seconds."""
+
+    id: int
+    at: float
+    person_id: str | None
+    conversation_id: str | None
+    actor: str
+    store: str
+    action: str
+    old_text: str | None
+    new_text: str | None
+
+
+class MemoryAuditLog(Protocol):
+    """Where curated-memory writes are recorded (also ``agent_core.memory.MemoryAuditSink``)."""
+
+    async def record_memory_audit(
+        self,
+        *,
+        person_id: str | None,
+        conversation_id: str | None,
+        actor: str,
+        store: str,
+        action: str,
+        old_text: str | None,
+        new_text: str | None,
+    ) -> None:
+        """Persist one audit record (``store`` is the target name: memory, user or global)."""
+        ...
+
+    async def memory_audit(self, person_id: str, *, limit: int = 100) -> list[MemoryAuditRecord]:
+        """The person's records, newest first, at most ``limit`` (clamped to 1..500)."""
+        ...
