@@ -7,39 +7,60 @@ leases, the turn loop's reads and writes, and the job-completing transaction tha
 reply before the next message), with at most ``inflight`` users typing at once. Latency of a message is
 ``outbox.created_at`` of its reply minus the submit time (both wall clock on one host). Afterwards the
 transcripts are checked: ``missing`` replies, ``duplicates`` (replies beyond one per message) and
-``overlaps`` (two turns of one conversation running at once, from ``turn_jobs`` timestamps).
+``overlaps`` (two turns of one conversation running at once, from the jobs' start and finish times).
+
+Then, with the worker processes stopped (so the throughput figures are untouched), the database round
+trips of a turn are counted in this one process (``count_round_trips``): ``StateStore.stats()`` counts
+every call into state.db (each read, write or append is one round trip; ``write_commits`` the write
+transactions). A pool of concurrency 1 that polls only when signalled runs ``round_trip_turns`` turns
+one after another on the same home, each a message through the inbound pipeline (dedupe, identity,
+access, enqueue) and the pool's turn (claim, turn loop reads and writes, the job-completing transaction
+that queues the reply). A turn's count starts with everything quiet and stops the moment its lane
+finished (the pool's lane observer), so the pool's wake after the lane — a claim that finds nothing —
+is not counted; it is reported as ``db_idle_round_trips_per_turn`` (everything until quiet again). No
+delivery loop runs, so delivering the reply is not counted. ``db_round_trips_per_turn`` and
+``db_writes_per_turn`` average the plain turns: a message in the live conversation of a known person;
+``db_round_trips_first_turn`` and ``db_writes_first_turn`` average each conversation's first message (a
+new person, account and conversation).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import multiprocessing
 import shutil
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from multiprocessing.process import BaseProcess
 from multiprocessing.synchronize import Event
 from pathlib import Path
 from typing import Any
 
 from agent_core.llm.scripted import ScriptedClient, ScriptStep
+from agent_core.storage import StoreStats
 from agent_core.storage.sqlite import StateStore
 from gateway.config import Home, Settings
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
+from gateway.queue import WorkerPool
 from gateway.runtime import build_gateway, open_runtime, worker_pool
+from gateway.storage.admin_reads import AdminReads
+from gateway.storage.sqlite import SqliteStorage
 
 _PLATFORM = "bench"
 _WATCH_S = 0.002
 _DEADLINE_S = 600.0
+_QUIET_S = 0.05
+_NEVER_S = 3600.0
 
 
 def bench_config(concurrency: int) -> dict[str, Any]:
     return {
         "access": {_PLATFORM: {"mode": "open"}},
         "rate_limit": {"enabled": False},
-        "state": {"index_enabled": False},
+        "storage": {"sqlite": {"index_enabled": False}},
         "queue": {"concurrency": concurrency, "poll_min_s": 0.005, "poll_max_s": 0.05},
     }
 
@@ -52,6 +73,7 @@ def run(
     *,
     inflight: int | None = None,
     concurrency: int = 16,
+    round_trip_turns: int = 50,
 ) -> dict[str, float | int]:
     """Run in a fresh directory under ``home`` (removed afterwards); return the figures."""
     home.mkdir(parents=True, exist_ok=True)
@@ -63,23 +85,32 @@ def run(
         ctx.Process(target=_worker_main, args=(str(workdir), config, stop, ready[n])) for n in range(workers)
     ]
     try:
-        asyncio.run(_prepare(workdir, config))
-        for proc in procs:
-            proc.start()
-        for event in ready:
-            if not event.wait(120):
-                raise RuntimeError("a bench worker did not start")
-        # 12 users typing at once per worker process keeps p99 near the overhead, not queueing.
-        users = inflight or 12 * workers
-        figures = asyncio.run(_drive(workdir, config, conversations, messages, users))
+        try:
+            asyncio.run(_prepare(workdir, config))
+            for proc in procs:
+                proc.start()
+            for event in ready:
+                if not event.wait(120):
+                    raise RuntimeError("a bench worker did not start")
+            # 12 users typing at once per worker process keeps p99 near the overhead, not queueing.
+            users = inflight or 12 * workers
+            figures = asyncio.run(_drive(workdir, config, conversations, messages, users))
+        finally:
+            _stop(stop, procs)
+        counted = asyncio.run(count_round_trips(workdir, config, round_trip_turns, messages=messages))
+        return {**figures, **counted}
     finally:
-        stop.set()
-        for proc in procs:
-            proc.join(60)
-            if proc.is_alive():
-                proc.kill()
         shutil.rmtree(workdir, ignore_errors=True)
-    return figures
+
+
+def _stop(stop: Event, procs: Sequence[BaseProcess]) -> None:
+    stop.set()
+    for proc in procs:
+        if proc.pid is None:
+            continue  # never started
+        proc.join(60)
+        if proc.is_alive():
+            proc.kill()
 
 
 def _worker_main(home: str, config: dict[str, Any], stop: Event, ready: Event) -> None:
@@ -108,7 +139,8 @@ async def _drive(
         replies: dict[str, asyncio.Queue[float]] = defaultdict(asyncio.Queue)
         submits: list[tuple[float, float]] = []
         pending = iter(range(conversations))
-        watcher = asyncio.create_task(_watch(runtime.state, replies))
+        storage = SqliteStorage(runtime.state)
+        watcher = asyncio.create_task(_watch(storage.admin, replies))
 
         async def user() -> None:
             for conversation in pending:
@@ -126,7 +158,7 @@ async def _drive(
         finally:
             watcher.cancel()
         wall = time.perf_counter() - began
-        checks = await runtime.state.run_read(_checks)
+        checks = await _checks(storage)
     latencies = sorted(max(queued - submitted, 0.0) * 1000 for submitted, queued in submits)
     expected = conversations * messages
     return {
@@ -141,23 +173,17 @@ async def _drive(
     }
 
 
-async def _watch(state: StateStore, replies: dict[str, asyncio.Queue[float]]) -> None:
+async def _watch(reads: AdminReads, replies: dict[str, asyncio.Queue[float]]) -> None:
     """Hand each newly queued reply's time to the user waiting on its conversation."""
     last = 0
-    sql = "SELECT id, conversation_id, created_at FROM outbox WHERE id > ? AND kind = 'reply' ORDER BY id"
     while True:
-        rows = await state.run_read(functools.partial(_rows_after, sql=sql, after=last))
-        for outbox_id, conversation_id, created_at in rows:
-            last = max(last, int(outbox_id))
-            replies[str(conversation_id)].put_nowait(float(created_at))
+        for reply in await reads.queued_replies(after=last):
+            last = max(last, reply.position)
+            replies[reply.conversation_id].put_nowait(reply.created_at)
         await asyncio.sleep(_WATCH_S)
 
 
-def _rows_after(conn: Any, *, sql: str, after: int) -> list[tuple[Any, ...]]:
-    return list(conn.execute(sql, (after,)).fetchall())
-
-
-def _message(conversation: int, n: int, at: float) -> InboundMessage:
+def _message(conversation: int | str, n: int, at: float) -> InboundMessage:
     user = f"user{conversation}"
     return InboundMessage(
         event_id=f"{conversation}:{n}",
@@ -169,24 +195,95 @@ def _message(conversation: int, n: int, at: float) -> InboundMessage:
     )
 
 
-def _checks(conn: Any) -> dict[str, int]:
-    replies = conn.execute("SELECT count(*) FROM outbox WHERE kind = 'reply'").fetchone()[0]
-    per_conversation = conn.execute(
-        "SELECT m.conversation_id, sum(m.role = 'user'), sum(m.role = 'assistant' AND m.tool_calls IS NULL) "
-        "FROM messages m GROUP BY m.conversation_id"
-    ).fetchall()
-    answered = sum(min(users, answers) for _, users, answers in per_conversation)
-    duplicates = sum(max(answers - users, 0) for _, users, answers in per_conversation)
+async def _checks(storage: SqliteStorage) -> dict[str, int]:
+    replies = await storage.admin.outbox_count(kind="reply")
+    tallies = await storage.admin.message_tallies()
+    answered = sum(min(t.user_messages, t.assistant_replies) for t in tallies)
+    duplicates = sum(max(t.assistant_replies - t.user_messages, 0) for t in tallies)
     spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for conversation_id, started, finished in conn.execute(
-        "SELECT conversation_id, started_at, finished_at FROM turn_jobs WHERE started_at IS NOT NULL "
-        "ORDER BY conversation_id, started_at"
-    ):
-        spans[conversation_id].append((started, finished or float("inf")))
+    for job in sorted(await storage.queue.jobs(), key=lambda j: (j.conversation_id, j.started_at or 0.0)):
+        if job.started_at is not None:
+            spans[job.conversation_id].append((job.started_at, job.finished_at or float("inf")))
     overlaps = sum(
         1 for runs in spans.values() for (_, end), (start, _) in itertools.pairwise(runs) if start < end
     )
-    return {"replies": int(replies), "answered": answered, "duplicates": duplicates, "overlaps": overlaps}
+    return {"replies": replies, "answered": answered, "duplicates": duplicates, "overlaps": overlaps}
+
+
+def _round_trip_config(config: dict[str, Any]) -> dict[str, Any]:
+    """One lane, polling only when signalled, leases long enough that no heartbeat falls inside a turn."""
+    queue = {**config["queue"], "concurrency": 1, "poll_min_s": _NEVER_S, "poll_max_s": _NEVER_S}
+    return {**config, "queue": {**queue, "lease_s": _NEVER_S}}
+
+
+async def count_round_trips(
+    home: Path, config: dict[str, Any], turns: int, *, messages: int = 5
+) -> dict[str, float | int]:
+    """Database round trips and writes of ``turns`` turns run one by one (see the module docstring).
+
+    The turns go to ``ceil(turns / messages)`` new conversations of ``messages`` messages each; the first
+    message of each conversation is counted apart from the plain turns that follow it.
+    """
+    settings = Settings(**_round_trip_config(config))
+    client = ScriptedClient(default=ScriptStep.reply("ok"))
+    async with open_runtime(Home(home), settings, client=client) as runtime:
+        state = runtime.state
+        gateway = build_gateway(runtime)
+        ended: list[StoreStats] = []
+        pool = WorkerPool(
+            queue=SqliteStorage(state).queue,
+            agent=runtime.agent,
+            signals=runtime.signals,
+            settings=settings.queue,
+            observer=lambda _: ended.append(state.stats()),
+        )
+        first: list[tuple[int, int]] = []
+        plain: list[tuple[int, int]] = []
+        idle: list[int] = []
+        async with pool:
+            await _quiet(state)
+            for turn in range(max(turns, 1)):
+                conversation, n = divmod(turn, max(messages, 1))
+                before = state.stats()
+                await gateway.pipeline.process(_message(f"rt{conversation}", n, time.time()))
+                await _until(lambda: len(ended) > len(first) + len(plain), "the turn to finish")
+                after = ended[turn]
+                trips = after.round_trips - before.round_trips
+                (plain if n else first).append((trips, after.write_commits - before.write_commits))
+                idle.append(await _quiet(state) - after.round_trips)
+    return {
+        "db_round_trips_per_turn": _mean(trips for trips, _ in plain),
+        "db_writes_per_turn": _mean(writes for _, writes in plain),
+        "db_round_trips_first_turn": _mean(trips for trips, _ in first),
+        "db_writes_first_turn": _mean(writes for _, writes in first),
+        "db_idle_round_trips_per_turn": _mean(idle),
+    }
+
+
+async def _quiet(state: StateStore) -> int:
+    """Wait until no call reaches state.db for ``_QUIET_S``; the round-trip count then."""
+    deadline = time.monotonic() + 60
+    last = state.stats().round_trips
+    while time.monotonic() < deadline:
+        await asyncio.sleep(_QUIET_S)
+        now = state.stats().round_trips
+        if now == last:
+            return now
+        last = now
+    raise RuntimeError("state.db never went quiet")
+
+
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 60
+    while not condition():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.001)
+
+
+def _mean(values: Iterable[int]) -> float:
+    found = list(values)
+    return round(sum(found) / len(found), 2) if found else 0.0
 
 
 def _percentile(values: list[float], pct: float) -> float:

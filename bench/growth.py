@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import shutil
-import sqlite3
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -25,6 +24,7 @@ from agent_core.llm.scripted import ScriptedClient, ScriptStep
 from gateway.config import Home, Settings
 from gateway.delivery import DeliveryLoop
 from gateway.runtime import Runtime, build_gateway, open_runtime, worker_pool
+from gateway.storage.sqlite import SqliteStorage
 from gateway.webchat import WebChatAdapter
 
 _SAMPLE_EVERY = 1_000
@@ -70,7 +70,7 @@ async def _drive(
         async with web:
             await web.start(gateway.pipeline.handle)
             delivery = DeliveryLoop(
-                state=runtime.state,
+                outbox=gateway.outbox.repository,
                 adapters={"web": web},
                 signals=runtime.signals,
                 settings=settings.delivery,
@@ -116,7 +116,7 @@ async def _measure(
     await asyncio.gather(*(browser(tab) for tab in range(users)))
     wall = time.perf_counter() - began
     end = files.sample(answered)
-    outbox_rows = await runtime.state.run_read(_outbox_rows)
+    outbox_rows = await SqliteStorage(runtime.state).admin.outbox_count()
     scale = _SAMPLE_EVERY / max(answered, 1)
     per_1000 = {key: round((end[key] - start[key]) * scale, 3) for key in end if key != "messages"}
     return {
@@ -160,10 +160,6 @@ class _Files:
             "search_db_mb": round(search / _MB, 2),
             "db_total_mb": round((state + wal + search) / _MB, 2),
         }
-
-
-def _outbox_rows(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT count(*) FROM outbox").fetchone()[0])
 
 
 def _size(path: Path) -> int:

@@ -45,7 +45,8 @@ from gateway.logging_setup import configure_logging
 from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
 from gateway.queue.turn_lane import TurnAgent
 from gateway.startup_notes import startup_notes
-from gateway.storage.sqlite import open_state_store
+from gateway.storage.sqlite import SqliteStorage, open_state_store
+from gateway.storage.sqlite.outbox import SqliteOutbox
 from gateway.webchat import WebChatAdapter
 
 _LOG = logging.getLogger("mnemogate.runtime")
@@ -92,7 +93,7 @@ async def open_runtime(
     home.ensure()
     await asyncio.to_thread(ensure_soul, home.root, settings.prompt.soul_file)
     async with contextlib.AsyncExitStack() as stack:
-        state = await stack.enter_async_context(open_state_store(home.root, settings.state))
+        state = await stack.enter_async_context(open_state_store(home.root, settings.storage.sqlite))
         model = await stack.enter_async_context(client or build_client(settings.model))
         auxiliary = await _auxiliary_client(stack, settings, model)
         providers = await stack.enter_async_context(
@@ -152,14 +153,16 @@ def build_gateway(runtime: Runtime, *, count_inbound: Callable[[str, str], None]
     """The inbound pipeline with H10's access policy and rate limiter, the queue and the outbox."""
     settings = runtime.settings
     queue = TurnQueue(
-        runtime.state,
+        SqliteStorage(runtime.state).queue,
         runtime.signals,
         BusyPolicy.named(settings.queue.busy_policy),
         settings.sessions.idle_after_s,
         on_conversation_end=runtime.providers.conversation_ended,
     )
-    outbox = Outbox(runtime.state, runtime.signals)
-    access = AccessControl(settings.access, runtime.state)
+    outbox = Outbox(SqliteOutbox(runtime.state), runtime.signals)
+    access = AccessControl(
+        settings.access, SqliteStorage(runtime.state).identity, SqliteStorage(runtime.state).pairing
+    )
 
     async def link(call: CommandCall) -> str:
         return await access.accounts.handle_link(call.message, call.argument)
@@ -205,7 +208,7 @@ def command_services(
 def worker_pool(runtime: Runtime, agent: TurnAgent | None = None) -> WorkerPool:
     """The worker pool over ``runtime``'s turn loop (or ``agent`` wrapping it, e.g. for streaming)."""
     return WorkerPool(
-        state=runtime.state,
+        queue=SqliteStorage(runtime.state).queue,
         agent=agent or runtime.agent,
         signals=runtime.signals,
         settings=runtime.settings.queue,
@@ -237,7 +240,7 @@ def streaming_agent(
     configured = runtime.settings.adapters
     return StreamingAgent(
         runtime.agent,
-        state=runtime.state,
+        queue=SqliteStorage(runtime.state).queue,
         adapters=adapters,
         streaming={name for name, options in configured.items() if options.enabled and options.streaming},
         budgets=delivery.budgets,
@@ -253,7 +256,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         _LOG.log(logging.WARNING if note.warning else logging.INFO, note.text)
     stop = _stop_on_signals()
     async with open_runtime(home, settings) as runtime, contextlib.AsyncExitStack() as stack:
-        metrics = Metrics(runtime.state)
+        metrics = Metrics(SqliteStorage(runtime.state).admin, store_stats=runtime.state.stats)
         if settings.memory.provider.name != "none":
             providers = runtime.providers
             metrics.watch_provider(settings.memory.provider.name, lambda: not providers.health().degraded)
@@ -261,7 +264,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         stack.push_async_callback(gateway.pipeline.drain)  # last out: slow commands finish or are cancelled
         web, api = WebChatAdapter("web"), WebChatAdapter("api")
         client_key = ClientKey.for_home(home.root)  # cookies and API tokens become account ids
-        await rekey_legacy_web_accounts(runtime.state, client_key)
+        await rekey_legacy_web_accounts(SqliteStorage(runtime.state).identity, client_key)
         platforms = supervised(configured_adapters(settings), settings.adapters)
         adapters: dict[str, Adapter] = {"web": web, "api": api, **platforms}
         metrics.watch_adapters(platforms)
@@ -270,11 +273,11 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         # drained turns queued, and only then do the adapters disconnect.
         for name, adapter in adapters.items():
             await stack.enter_async_context(adapter)
-            adapter.use_checkpoints(StateCheckpoints(runtime.state, name))
+            adapter.use_checkpoints(StateCheckpoints(SqliteStorage(runtime.state).checkpoints, name))
             await adapter.start(gateway.pipeline.handle)
         delivery = await stack.enter_async_context(
             DeliveryLoop(
-                state=runtime.state,
+                outbox=gateway.outbox.repository,
                 adapters=adapters,
                 signals=runtime.signals,
                 settings=settings.delivery,
@@ -302,11 +305,18 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             api_channel=api,
             metrics=metrics,
             admin=AdminBackend(
-                runtime.state, runtime.memory, pairing=gateway.access.pairing, search=runtime.search
+                SqliteStorage(runtime.state).admin,
+                runtime.state,
+                runtime.memory,
+                runtime.search,
+                pairing=gateway.access.pairing,
             ),
+            reads=SqliteStorage(runtime.state).admin,
             adapter_routes=[route for adapter in platforms.values() for route in adapter.http_routes()],
             client_key=client_key,
-            new_web_persons=NewPersonBudget(runtime.state, settings.rate_limit.new_persons_budget()),
+            new_web_persons=NewPersonBudget(
+                SqliteStorage(runtime.state).identity, settings.rate_limit.new_persons_budget()
+            ),
         )
         await stack.enter_async_context(serve_http(app, host, port))
         # First out: web chat streams and long polls end before HTTP waits for open connections (the

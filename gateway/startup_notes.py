@@ -42,6 +42,7 @@ def startup_notes(settings: Settings) -> tuple[StartupNote, ...]:
         ),
     ]
     notes += [StartupNote(line, warning=True) for line in dormant_credentials(settings.adapters)]
+    notes += [StartupNote(line, warning=True) for line in settings.deprecations()]
     return tuple(notes)
 
 

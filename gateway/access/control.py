@@ -9,18 +9,15 @@ silent; in a DM a refused account gets at most one notice of each kind per ``not
 
 from __future__ import annotations
 
-import functools
 import math
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_core.memory import MemoryStores
-from agent_core.storage.sqlite import StateStore
 from gateway.access.settings import AccessSettings
 from gateway.contracts import ChatKind, InboundMessage, UserRef
 from gateway.identity import Accounts, Pairing, PairingState, Person
-from gateway.storage.sqlite import pairing as pairing_rows
+from gateway.storage.identity import IdentityRepository
+from gateway.storage.pairing import PairingRepository
 
 NOT_ALLOWED = "Sorry, I only talk to people the operator of this bot has allowed."
 
@@ -44,30 +41,22 @@ class Denied:
 
 
 class AccessControl:
-    """The access policy of ``access`` settings, over state.db's accounts and pairing requests."""
+    """The access policy of ``access`` settings, over the stored accounts and pairing requests."""
 
     def __init__(
         self,
         settings: AccessSettings,
-        state: StateStore,
+        identity: IdentityRepository,
+        pairing: PairingRepository,
         *,
-        accounts: Accounts | None = None,
-        pairing: Pairing | None = None,
         memory: MemoryStores | None = None,
-        clock: Callable[[], float] = time.time,
     ) -> None:
         self._settings = settings
-        self._state = state
-        self._clock = clock
+        self._requests = pairing
         # ``memory`` lets /link tell a user that their account's earlier memory was kept, not merged.
-        self.accounts = accounts or Accounts(
-            state, admins=settings.admins, link=settings.link, memory=memory, clock=clock
-        )
-        self.pairing = pairing or Pairing(
-            state,
-            codes_per_hour=settings.pairing_codes_per_hour,
-            code_length=settings.link.code_length,
-            clock=clock,
+        self.accounts = Accounts(identity, admins=settings.admins, link=settings.link, memory=memory)
+        self.pairing = Pairing(
+            pairing, codes_per_hour=settings.pairing_codes_per_hour, code_length=settings.link.code_length
         )
 
     async def admit(self, message: InboundMessage) -> Admitted | Denied:
@@ -113,14 +102,7 @@ class AccessControl:
 
     async def _once(self, user: UserRef, kind: str, text: str) -> str | None:
         """``text`` if this account was not sent a ``kind`` notice within the notice interval."""
-        fresh = await self._state.run_write(
-            functools.partial(
-                pairing_rows.claim_notice,
-                platform=user.platform,
-                account_id=user.user_id,
-                kind=kind,
-                now=self._clock(),
-                interval_s=self._settings.notice_interval_s,
-            )
+        fresh = await self._requests.claim_notice(
+            user.platform, user.user_id, kind, interval_s=self._settings.notice_interval_s
         )
         return text if fresh else None

@@ -3,33 +3,31 @@
 Invariants: an account that already exists is never limited here (the per-person ``rate_limit`` applies
 to its messages); an unknown account costs one token of its client address's bucket
 (``rate_limit.new_web_persons``), so a flood of cookie-less or made-up-cookie requests from one address
-creates at most ``capacity`` persons and then one per ``refill_s``; the check only reads state.db.
+creates at most ``capacity`` persons and then one per ``refill_s``; the check only reads the store.
 """
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
 
-from agent_core.storage.sqlite import StateStore
 from gateway.access.rate_limit import RateDecision, RateLimiter
 from gateway.access.settings import NewPersonsSettings
-from gateway.storage.sqlite import persons as rows
+from gateway.storage.identity import IdentityRepository
 
 _ALLOWED = RateDecision(True)
 
 
 class NewPersonBudget:
-    """Per-address token buckets charged only for accounts not yet in state.db."""
+    """Per-address token buckets charged only for accounts the store does not know yet."""
 
     def __init__(
         self,
-        state: StateStore | None,
+        identity: IdentityRepository | None,
         settings: NewPersonsSettings | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._state = state
+        self._identity = identity
         self._settings = settings or NewPersonsSettings()
         self._buckets = RateLimiter(self._settings, clock)
 
@@ -37,10 +35,7 @@ class NewPersonBudget:
         """Allowed for a known account; else one token of ``address``'s bucket, if there is one."""
         if not self._settings.enabled:
             return _ALLOWED
-        if self._state is not None:
-            known = await self._state.run_read(
-                functools.partial(rows.account_person, platform=platform, account_id=account_id)
-            )
-            if known is not None:
-                return _ALLOWED
+        known = self._identity is not None and await self._identity.account_person(platform, account_id)
+        if known:
+            return _ALLOWED
         return self._buckets.check(f"address:{address or 'unknown'}")

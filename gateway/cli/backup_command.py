@@ -17,6 +17,7 @@ from agent_core.storage.sqlite import StateError
 from agent_core.storage.sqlite.backup import BackupReport, backup_home, restore_home
 from gateway.cli.context import CommandContext
 from gateway.config import ConfigError
+from gateway.storage.sqlite import GATEWAY_LADDER
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -38,14 +39,17 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def run_backup(context: CommandContext) -> int:
     destination = Path(context.args.path).expanduser().resolve()
-    report = backup_home(context.home.root, destination, context.settings.state)
+    report = backup_home(context.home.root, destination, context.settings.storage.sqlite)
     print(f"backup written to {report.path}: {_summary(report)}")
     return 0
 
 
 def run_restore(context: CommandContext) -> int:
     source = Path(context.args.path).expanduser().resolve()
-    report = restore_home(source, context.home.root, context.settings.state, force=context.args.force)
+    settings = context.settings.storage.sqlite
+    report = restore_home(
+        source, context.home.root, settings, force=context.args.force, ladders=(GATEWAY_LADDER,)
+    )
     print(f"restored {source} into {report.path}: {_summary(report)}")
     print("the search index is rebuilt in the background on the next start")
     return 0

@@ -2,7 +2,8 @@
 
 Runs the same checks ``serve`` runs before it connects: the settings, and every enabled adapter built from
 them (its token present, its extra installed, its options valid) — without contacting any platform — and
-prints the notes ``serve`` logs at start (the model, what the APIs expose, unused platform tokens).
+prints the notes ``serve`` logs at start (the model, what the APIs expose, unused platform tokens, deprecated
+settings) and, when deprecated settings are in use, exactly what to write instead.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ def run(context: CommandContext) -> int:
     print(f"  memory isolation: {settings.memory.isolation}")
     print(f"  http: {settings.http.host}:{settings.http.port}")
     print(f"  adapters: {', '.join(['web', *adapters])}")
+    print(f"  storage: {settings.storage.backend}")
     for note in startup_notes(settings):
         print(f"warning: {note.text}" if note.warning else f"  {note.text}")
+    hint = settings.migration_hint()
+    if hint is not None:
+        print("to migrate off deprecated settings, " + hint)
     return 0

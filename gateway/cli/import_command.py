@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from gateway.cli.context import CommandContext
+from gateway.storage.imports import ImportReport
 from gateway.storage.sqlite import open_state_store
-from gateway.storage.sqlite.importer import ImportReport, TranscriptImporter
+from gateway.storage.sqlite.importer import SqliteTranscriptImport
 
 INDEX_WAIT_S = 120.0
 
@@ -51,6 +52,6 @@ def run_import_transcripts(context: CommandContext) -> int:
 
 async def _import(context: CommandContext, path: Path) -> tuple[ImportReport, bool]:
     settings = context.settings
-    async with open_state_store(context.home.ensure().root, settings.state) as store:
-        report = await TranscriptImporter(store).import_path(path)
+    async with open_state_store(context.home.ensure().root, settings.storage.sqlite) as store:
+        report = await SqliteTranscriptImport(store).import_path(path)
         return report, await store.wait_indexed(INDEX_WAIT_S)

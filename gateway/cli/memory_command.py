@@ -80,7 +80,7 @@ async def _show(context: CommandContext, person: str, target: str | None) -> tup
 
 async def _write(context: CommandContext, action: str, person: str, target: str, text: str) -> MemoryResult:
     settings = context.settings
-    async with open_state_store(context.home.ensure().root, settings.state) as state:
+    async with open_state_store(context.home.ensure().root, settings.storage.sqlite) as state:
         stores = MemoryStores(context.home.root, settings.memory, audit=state)
         # The operator at the console is trusted with the global store.
         common: dict[str, Any] = {"person_id": person, "target": target, "is_admin": True, "actor": "cli"}

@@ -31,9 +31,9 @@ def apply(context: CommandContext) -> None:
     if not context.args.new_state:
         return
     root = context.home.ensure().root
-    moved = set_aside_damaged(root, context.settings.state, log=_LOG)
+    moved = set_aside_damaged(root, context.settings.storage.sqlite, log=_LOG)
     if moved is None:
-        db = root / context.settings.state.db_filename
+        db = root / context.settings.storage.sqlite.db_filename
         verdict = "is healthy; keeping it" if db.exists() else "does not exist yet; it is created"
         print(f"mnemogate: --new-state: {db} {verdict}", file=sys.stderr)
         return

@@ -16,7 +16,7 @@ from typing import Any
 from agent_core.storage.sqlite import StateStore
 from gateway.cli.context import CommandContext
 from gateway.identity import Pairing, PairingError, PairingRequest, PairingState
-from gateway.storage.sqlite import open_state_store
+from gateway.storage.sqlite import SqliteStorage, open_state_store
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -70,13 +70,13 @@ def _decide(context: CommandContext, *, approve: bool) -> int:
 
 async def _list(context: CommandContext, state: PairingState | None) -> list[PairingRequest]:
     settings = context.settings
-    async with open_state_store(context.home.ensure().root, settings.state) as store:
+    async with open_state_store(context.home.ensure().root, settings.storage.sqlite) as store:
         return await _pairing(context, store).list_requests(state)
 
 
 async def _apply(context: CommandContext, code: str, *, approve: bool) -> PairingRequest:
     settings = context.settings
-    async with open_state_store(context.home.ensure().root, settings.state) as store:
+    async with open_state_store(context.home.ensure().root, settings.storage.sqlite) as store:
         pairing = _pairing(context, store)
         if approve:
             return await pairing.approve(code, by="cli")
@@ -85,7 +85,10 @@ async def _apply(context: CommandContext, code: str, *, approve: bool) -> Pairin
 
 def _pairing(context: CommandContext, store: StateStore) -> Pairing:
     access = context.settings.access
-    return Pairing(store, codes_per_hour=access.pairing_codes_per_hour, code_length=access.link.code_length)
+    requests = SqliteStorage(store).pairing
+    return Pairing(
+        requests, codes_per_hour=access.pairing_codes_per_hour, code_length=access.link.code_length
+    )
 
 
 def _describe(request: PairingRequest) -> str:

@@ -9,9 +9,7 @@ import time
 from typing import Any
 
 from gateway.cli.context import CommandContext
-from gateway.storage.sqlite import open_state_store
-from gateway.storage.sqlite.jobs import queue_state
-from gateway.storage.sqlite.outbox import conversation_outbox
+from gateway.storage.sqlite import SqliteStorage, open_state_store
 
 
 class UnknownConversationError(LookupError):
@@ -50,32 +48,31 @@ def run_show(context: CommandContext) -> int:
 
 async def _list(context: CommandContext) -> list[str]:
     args = context.args
-    live_only = "" if args.all else "WHERE ended_at IS NULL "
-    sql = (
-        "SELECT id, session_key, person_id, created_at, ended_at, end_reason FROM conversations "
-        f"{live_only}ORDER BY created_at DESC LIMIT ?"
-    )
-    async with open_state_store(context.home.root, context.settings.state) as state:
-        rows = await state.run_read(lambda c: c.execute(sql, (max(args.limit, 1),)).fetchall())
+    async with open_state_store(context.home.root, context.settings.storage.sqlite) as state:
+        rows = await SqliteStorage(state).admin.recent_conversations(
+            limit=max(args.limit, 1), include_ended=args.all
+        )
     if not rows:
         return ["no conversations"]
     lines = []
-    for conversation_id, key, person, created, ended, reason in rows:
-        status = f"ended ({reason})" if ended is not None else "live"
-        lines.append(f"{conversation_id}  {_when(created)}  {status:<18} {person or '-':<14} {key}")
+    for row in rows:
+        status = f"ended ({row.end_reason})" if row.ended_at is not None else "live"
+        person = row.person_id or "-"
+        lines.append(f"{row.id}  {_when(row.created_at)}  {status:<18} {person:<14} {row.session_key}")
     return lines
 
 
 async def _show(context: CommandContext) -> list[str]:
     conversation_id = context.args.conversation_id
-    async with open_state_store(context.home.root, context.settings.state) as state:
+    async with open_state_store(context.home.root, context.settings.storage.sqlite) as state:
         record = await state.get_conversation(conversation_id)
         if record is None:
             raise UnknownConversationError(f"no conversation {conversation_id!r}")
         segments = await state.lineage(conversation_id)
         messages = await state.conversation_messages(conversation_id)
-        queue = await state.run_read(lambda c: queue_state(c, conversation_id))
-        outbox = await state.run_read(lambda c: conversation_outbox(c, conversation_id))
+        storage = SqliteStorage(state)
+        queue = await storage.queue.queue_state(conversation_id)
+        outbox = await storage.outbox.for_conversation(conversation_id)
     ended = f"ended {_when(record.ended_at)} ({record.end_reason})" if record.ended_at else "live"
     lines = [
         f"conversation {record.id}  key {record.session_key}",

@@ -4,14 +4,17 @@ from gateway.config.errors import ConfigError, HomeError
 from gateway.config.home import Home, resolve_home
 from gateway.config.loader import load_settings, read_config_file
 from gateway.config.settings import HttpSettings, LogSettings, Settings
+from gateway.config.storage import STORAGE_BACKENDS, StorageSettings
 
 __all__ = [
+    "STORAGE_BACKENDS",
     "ConfigError",
     "Home",
     "HomeError",
     "HttpSettings",
     "LogSettings",
     "Settings",
+    "StorageSettings",
     "load_settings",
     "read_config_file",
     "resolve_home",

@@ -8,9 +8,10 @@ so a typo in config.yaml is reported instead of silently ignored.
 
 from __future__ import annotations
 
+import warnings
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from agent_core.agent.settings import AgentSettings
@@ -23,6 +24,7 @@ from agent_core.search.settings import SearchSettings
 from agent_core.storage.sqlite.settings import StateSettings
 from gateway.access.settings import AccessSettings, RateLimitSettings
 from gateway.adapters_config import with_environment_credentials
+from gateway.config.storage import StorageSettings, legacy_state_notes, merge_legacy_state, migration_hint
 from gateway.delivery.settings import AdapterSettings, DeliverySettings
 from gateway.inbound.settings import SessionSettings
 from gateway.queue.settings import QueueSettings
@@ -92,7 +94,9 @@ class Settings(BaseSettings):
 
     http: HttpSettings = Field(default_factory=HttpSettings)
     log: LogSettings = Field(default_factory=LogSettings)
-    state: StateSettings = Field(default_factory=StateSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    # Release 0.1's name of storage.sqlite, still read (file and MNEMOGATE_STATE__*) and moved there.
+    state: StateSettings | None = Field(default=None, exclude=True, deprecated="read storage.sqlite")
     memory: MemorySection = Field(default_factory=lambda: MemorySection())
     model: ModelSettings = Field(default_factory=ModelSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
@@ -134,6 +138,27 @@ class Settings(BaseSettings):
     discord_bot_token: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("discord_bot_token", "DISCORD_BOT_TOKEN")
     )
+
+    _legacy_state: StateSettings | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _move_legacy_state(self) -> Settings:
+        """Move the deprecated ``state`` section to ``storage.sqlite`` (``deprecations()`` names each key)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            legacy = self.state
+        if legacy is not None:
+            self.storage = merge_legacy_state(self.storage, legacy)
+            self._legacy_state = legacy
+        return self
+
+    def deprecations(self) -> list[str]:
+        """One line per deprecated setting in use, naming its replacement (logged at start, check-config)."""
+        return legacy_state_notes(self._legacy_state)
+
+    def migration_hint(self) -> str | None:
+        """What to change in config.yaml and the environment to stop using deprecated settings, or None."""
+        return migration_hint(self.storage, self._legacy_state)
 
     @model_validator(mode="after")
     def _hand_adapter_tokens(self) -> Settings:
@@ -219,8 +244,9 @@ def _collect_secrets(value: object, found: list[str]) -> None:
         if secret:
             found.append(secret)
     elif isinstance(value, BaseModel):
-        for name in type(value).model_fields:
-            _collect_secrets(getattr(value, name), found)
+        for name, field in type(value).model_fields.items():
+            if not field.deprecated:  # a deprecated section was moved to its new name, secrets included
+                _collect_secrets(getattr(value, name), found)
         for extra in (value.model_extra or {}).values():  # adapter options are extra fields
             _collect_secrets(extra, found)
     elif isinstance(value, dict):

@@ -1,14 +1,15 @@
 """The delivery loop of one process: sends the outbox rows of the platforms whose adapters it owns.
 
-Invariants: rows of one chat go out in order (the store only hands out a chat's oldest undelivered row);
-each chunk's platform message id is recorded before the next chunk is sent, so a crash mid-reply resumes
-at the first unsent chunk; every send, edit or typing spends the chat's token budget; a transient
-``SendError`` is retried after its full ``retry_after`` (or a backoff), and a ``retry_after`` holds the
-chat's budget for that long, so nothing else is sent to that chat meanwhile; a ``BadFormatError`` chunk is
-re-sent once as plain text, and after ``max_attempts`` the row is marked failed, logged and counted.
-When this process streamed the turn (``streams``), the reply's first chunk is an edit of the streamed
-message into the final text (recorded as that chunk), falling back to a normal send if the edit fails.
-The loop also runs the ``OutboxPruner`` (delivered rows past ``delivery.outbox_keep_days``).
+Invariants: rows of one chat go out in order (the outbox only hands out a chat's oldest undelivered row);
+each chunk's platform message id is recorded before the next chunk is sent (the last one in the same write
+that marks the row sent), so a crash mid-reply resumes at the first unsent chunk; every send, edit or
+typing spends the chat's token budget; a transient ``SendError`` is retried after its full
+``retry_after`` (or a backoff), and a ``retry_after`` holds the chat's budget for that long, so nothing
+else is sent to that chat meanwhile; a ``BadFormatError`` chunk is re-sent once as plain text, and after
+``max_attempts`` the row is marked failed, logged and counted. When this process streamed the turn
+(``streams``), the reply's first chunk is an edit of the streamed message into the final text (recorded
+as that chunk), falling back to a normal send if the edit fails. The loop also runs the ``OutboxPruner``
+(delivered rows past ``delivery.outbox_keep_days``). It reaches the outbox only through its port.
 """
 
 from __future__ import annotations
@@ -16,26 +17,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Self, final
 
-from agent_core.storage.sqlite import StateError, StateStore
+from agent_core.storage.errors import StateError
 from gateway.contracts import Adapter, BadFormatError, ChatRef, OutboundMessage, SendError
 from gateway.queue.signals import Signals, wait_signal
 from gateway.queue.worker_pool import new_holder
 from gateway.storage.chat_refs import chat_from_text
-from gateway.storage.sqlite.outbox import (
-    OutboxItem,
-    claim_outbox,
-    has_claimable,
-    mark_failed,
-    mark_sent,
-    note_attempt,
-    record_chunk,
-    release_claims,
-)
+from gateway.storage.outbox import ChunkReceipt, OutboxItem, OutboxRepository
 
 from .chat_budget import ChatBudgets
 from .outbox_pruner import OutboxPruner
@@ -67,7 +58,7 @@ class DeliveryLoop:
     def __init__(
         self,
         *,
-        state: StateStore,
+        outbox: OutboxRepository,
         adapters: Mapping[str, Adapter],
         signals: Signals,
         settings: DeliverySettings,
@@ -76,7 +67,7 @@ class DeliveryLoop:
         holder: str | None = None,
         streams: StreamRegistry | None = None,
     ) -> None:
-        self._state = state
+        self.outbox = outbox
         self._adapters = dict(adapters)
         self._signals = signals
         self._settings = settings
@@ -86,7 +77,7 @@ class DeliveryLoop:
         self._streams = streams
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
-        self.pruner = OutboxPruner(state, settings)
+        self.pruner = OutboxPruner(outbox, settings)
         self._prune_task: asyncio.Task[None] | None = None
         self._stopping = False
         self.sent = 0
@@ -117,7 +108,7 @@ class DeliveryLoop:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         with contextlib.suppress(StateError):
-            await self._state.run_write(lambda c: release_claims(c, self.holder))
+            await self.outbox.release_claims(self.holder)
 
     async def _run(self) -> None:
         platforms = sorted(self._adapters)
@@ -145,15 +136,8 @@ class DeliveryLoop:
         free = self._settings.max_in_flight - len(self._tasks)
         if free <= 0:
             return []
-        now = time.time()
         try:
-            if not await self._state.run_read(lambda c: has_claimable(c, platforms, now)):
-                return []
-            return await self._state.run_write(
-                lambda c: claim_outbox(
-                    c, platforms, self.holder, now=time.time(), claim_s=self._settings.claim_s, limit=free
-                )
-            )
+            return await self.outbox.claim(platforms, self.holder, claim_s=self._settings.claim_s, limit=free)
         except StateError:
             _LOG.warning("could not claim outbox rows; retrying", exc_info=True)
             return []
@@ -164,6 +148,7 @@ class DeliveryLoop:
         try:
             chunks = self._render(adapter, item.text)
             streamed = self._streamed(item)
+            last: ChunkReceipt | None = None
             for index, chunk in enumerate(chunks):
                 if index in item.sent_chunks:
                     continue
@@ -172,8 +157,11 @@ class DeliveryLoop:
                     receipt_id = await self._finish_stream(adapter, chat, item, chunk, streamed)
                 if receipt_id is None:
                     receipt_id = await self._send_chunk(adapter, chat, item, index, chunk)
-                await self._record(item.id, index, receipt_id)
-            await self._state.run_write(lambda c: mark_sent(c, item.id, time.time()))
+                last = ChunkReceipt(index, receipt_id)
+                if index < len(chunks) - 1:  # the last receipt is written with the row's completion
+                    await self.outbox.record_chunk(item.id, last)
+                    last = None
+            await self.outbox.mark_sent(item.id, last)
             self.sent += 1
         except _GiveUp as exc:
             await self._give_up(item, exc.reason)
@@ -259,9 +247,6 @@ class DeliveryLoop:
             await asyncio.sleep(wait if wait > 0 else self._backoff(attempt))
         raise _GiveUp("attempts exhausted")
 
-    async def _record(self, outbox_id: int, index: int, receipt_id: str) -> None:
-        await self._state.run_write(lambda c: record_chunk(c, outbox_id, index, receipt_id, time.time()))
-
     def _hold_chat(self, item: OutboxItem, exc: SendError) -> None:
         """The platform's ``retry_after`` silences the whole chat: stream edits and other rows wait too."""
         if exc.retry_after:
@@ -270,7 +255,7 @@ class DeliveryLoop:
     async def _note(self, item: OutboxItem, error: str, retry_after: float | None) -> float:
         wait = retry_after if retry_after is not None else 0.0
         claim = self._settings.claim_s + wait
-        await self._state.run_write(lambda c: note_attempt(c, item.id, error, now=time.time(), claim_s=claim))
+        await self.outbox.note_attempt(item.id, error, claim_s=claim)
         return wait
 
     def _backoff(self, attempt: int) -> float:
@@ -279,6 +264,6 @@ class DeliveryLoop:
     async def _give_up(self, item: OutboxItem, reason: str) -> None:
         _LOG.error("delivery of outbox row %d to %s failed for good: %s", item.id, item.platform, reason)
         self.failed += 1
-        await self._state.run_write(lambda c: mark_failed(c, item.id, reason))
+        await self.outbox.mark_failed(item.id, reason)
         if self._on_failure is not None:
             self._on_failure(item.platform, reason)

@@ -1,19 +1,20 @@
-"""The outbox's gateway face: queue a notice or command reply for a chat, exactly once per key."""
+"""The outbox's gateway face: queue a notice or command reply for a chat, exactly once per key.
+
+Invariant: a delivery that was added wakes this process's delivery loop (``signals.outbox``); one whose key
+was queued before adds nothing and wakes nothing.
+"""
 
 from __future__ import annotations
 
-import time
-
-from agent_core.storage.sqlite import StateStore
 from gateway.contracts import ChatRef
 from gateway.queue.signals import Signals
 from gateway.storage.chat_refs import chat_to_text
-from gateway.storage.sqlite.outbox import OutboxStatus, add_outbox, conversation_outbox
+from gateway.storage.outbox import OutboxEntry, OutboxRepository, OutboxStatus
 
 
 class Outbox:
-    def __init__(self, state: StateStore, signals: Signals) -> None:
-        self._state = state
+    def __init__(self, repository: OutboxRepository, signals: Signals) -> None:
+        self.repository = repository
         self._signals = signals
 
     async def notify(
@@ -27,17 +28,14 @@ class Outbox:
         reply_to: str | None = None,
     ) -> bool:
         """Queue ``text`` for ``chat``; False when this key was queued before (nothing is added)."""
-        now = time.time()
-        added = await self._state.run_write(
-            lambda c: add_outbox(
-                c,
+        added = await self.repository.add(
+            OutboxEntry(
                 conversation_id=conversation_id or "",
                 platform=chat.platform,
                 chat_ref=chat_to_text(chat),
                 text=text,
                 idempotency_key=idempotency_key,
                 kind=kind,
-                now=now,
                 reply_to=reply_to,
             )
         )
@@ -46,4 +44,4 @@ class Outbox:
         return added
 
     async def for_conversation(self, conversation_id: str) -> list[OutboxStatus]:
-        return await self._state.run_read(lambda c: conversation_outbox(c, conversation_id))
+        return await self.repository.for_conversation(conversation_id)

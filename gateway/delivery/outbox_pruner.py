@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 
-from agent_core.storage.sqlite import StateError, StateStore
-from gateway.storage.sqlite.outbox import prune_delivered
+from agent_core.storage.errors import StateError
+from gateway.storage.outbox import OutboxRepository
 
 from .settings import DeliverySettings
 
@@ -27,8 +26,8 @@ _DAY_S = 86_400.0
 class OutboxPruner:
     """Deletes delivered rows past their keep time; ``run`` prunes every ``outbox_prune_every_s``."""
 
-    def __init__(self, state: StateStore, settings: DeliverySettings) -> None:
-        self._state = state
+    def __init__(self, outbox: OutboxRepository, settings: DeliverySettings) -> None:
+        self._outbox = outbox
         self._settings = settings
         self.pruned = 0
 
@@ -46,14 +45,12 @@ class OutboxPruner:
         """One pass over the rows delivered before the keep time; returns how many were deleted."""
         if not self.enabled:
             return 0
-        sent_before = time.time() - self._settings.outbox_keep_days * _DAY_S
+        keep_s = self._settings.outbox_keep_days * _DAY_S
         batch = self._settings.outbox_prune_batch
         total = 0
         for _ in range(_MAX_BATCHES):
             try:
-                deleted = await self._state.run_write(
-                    lambda c: prune_delivered(c, sent_before=sent_before, limit=batch)
-                )
+                deleted = await self._outbox.prune_delivered(older_than_s=keep_s, limit=batch)
             except StateError:
                 _LOG.warning("could not prune delivered outbox rows; trying again later", exc_info=True)
                 break

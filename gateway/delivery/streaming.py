@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import sqlite3
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Collection, Mapping
 from dataclasses import dataclass
@@ -24,11 +23,11 @@ from types import TracebackType
 from typing import Self
 
 from agent_core.agent import ReplyDelta, ToolStarted, TurnFailed, TurnFinished, TurnScope
-from agent_core.storage.sqlite import StateStore
 from gateway.contracts import Adapter, ChatRef, OutboundMessage, SendError
 from gateway.queue.signals import wait_signal
 from gateway.queue.turn_lane import TurnAgent
 from gateway.storage.chat_refs import chat_from_text
+from gateway.storage.queue import TurnQueueRepository
 
 from .chat_budget import ChatBudgets
 
@@ -197,7 +196,7 @@ class StreamingAgent:
         self,
         agent: TurnAgent,
         *,
-        state: StateStore,
+        queue: TurnQueueRepository,
         adapters: Mapping[str, Adapter],
         streaming: Collection[str],
         budgets: ChatBudgets,
@@ -205,7 +204,7 @@ class StreamingAgent:
         interval_s: Mapping[str, float] | None = None,
     ) -> None:
         self._agent = agent
-        self._state = state
+        self._queue = queue
         self._adapters = {
             name: adapter
             for name, adapter in adapters.items()
@@ -227,7 +226,7 @@ class StreamingAgent:
 
     async def _streamed(self, scope: TurnScope, adapter: Adapter) -> AsyncIterator[object]:
         self._registry.discard(scope.conversation_id)
-        target = await self._state.run_read(lambda c: _running_target(c, scope.conversation_id))
+        target = await self._queue.running_target(scope.conversation_id)
         events = self._agent.run(scope)
         try:
             if target is None:
@@ -236,8 +235,8 @@ class StreamingAgent:
                 return
             stream = ReplyStream(
                 adapter=adapter,
-                chat_ref=target[0],
-                reply_to=target[1],
+                chat_ref=target.chat_ref,
+                reply_to=target.reply_to,
                 budgets=self._budgets,
                 interval_s=self._interval_s.get(scope.platform, 1.0),
             )
@@ -255,15 +254,3 @@ class StreamingAgent:
         finally:
             if isinstance(events, AsyncGenerator):
                 await events.aclose()
-
-
-def _running_target(conn: sqlite3.Connection, conversation_id: str) -> tuple[str, str | None] | None:
-    # The running job of a conversation is unique (the conversation lease), and carries where to reply.
-    row = conn.execute(
-        "SELECT chat_ref, reply_to FROM turn_jobs WHERE conversation_id = ? AND state = 'running' "
-        "ORDER BY id DESC LIMIT 1",
-        (conversation_id,),
-    ).fetchone()
-    if row is None or not row[0]:
-        return None
-    return str(row[0]), row[1]

@@ -1,8 +1,9 @@
 """The admin API under ``/admin``: conversations, messages, search, persons and memory, pairing, reset.
 
-Every route sits behind the ``BearerGuard``; reads go through ``gateway.storage.sqlite.admin_reads`` on the
-store's reader connections; memory edits go through ``MemoryStores`` with actor "admin", so they are
-threat-scanned, locked and recorded in the audit trail like any other write.
+Every route sits behind the ``BearerGuard``; reads go through the ``AdminReads`` port
+(``gateway.storage.admin_reads``) and the agent's storage (segments, reset, memory audit); memory edits
+go through ``MemoryStores`` with actor "admin", so they are threat-scanned, locked and recorded in the
+audit trail like any other write.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from pydantic import BaseModel, Field
 
 from agent_core.memory import MemoryStoreError, MemoryStores
 from agent_core.search import SearchScope, SessionSearch
-from agent_core.storage.sqlite import EndReason, SearchIndexUnavailableError, StateStore
+from agent_core.storage import AgentStorage, EndReason, SearchIndexUnavailableError
 from gateway.http.access import BearerGuard
 from gateway.identity import PairingError
-from gateway.storage.sqlite import admin_reads as reads
+from gateway.storage.admin_reads import MAX_PAGE, AdminReads, ConversationRow, Page, PersonRow
 
 # Offsets and ids are SQLite integers: a larger number is a 422, not an OverflowError (500).
 _MAX_SQL_INT = 2**63 - 1
@@ -38,10 +39,11 @@ class PairingBook(Protocol):
 class AdminBackend:
     """What the admin API reads and changes."""
 
-    state: StateStore
+    reads: AdminReads
+    agent: AgentStorage
     memory: MemoryStores
+    search: SessionSearch
     pairing: PairingBook | None = None
-    search: SessionSearch | None = None
 
 
 class MemoryEdit(BaseModel):
@@ -64,7 +66,7 @@ def _json(value: Any) -> Any:
     return value
 
 
-def _page(page: reads.Page[Any]) -> dict[str, Any]:
+def _page(page: Page[Any]) -> dict[str, Any]:
     next_offset = page.offset + page.limit if page.offset + page.limit < page.total else None
     return {
         "items": _json(page.rows),
@@ -77,17 +79,17 @@ def _page(page: reads.Page[Any]) -> dict[str, Any]:
 
 def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
     router = APIRouter(prefix="/admin", dependencies=[Depends(guard)])
-    state, memory = backend.state, backend.memory
-    searcher = backend.search or SessionSearch(state)
+    admin, agent = backend.reads, backend.agent
+    memory, searcher = backend.memory, backend.search
 
-    async def conversation_or_404(conversation_id: str) -> reads.ConversationRow:
-        row = await state.run_read(lambda c: reads.conversation_row(c, conversation_id))
+    async def conversation_or_404(conversation_id: str) -> ConversationRow:
+        row = await admin.conversation(conversation_id)
         if row is None:
             raise HTTPException(404, f"no conversation {conversation_id!r}")
         return row
 
-    async def person_or_404(person_id: str) -> reads.PersonRow:
-        row = await state.run_read(lambda c: reads.get_person(c, person_id))
+    async def person_or_404(person_id: str) -> PersonRow:
+        row = await admin.person(person_id)
         if row is None:
             raise HTTPException(404, f"no person {person_id!r}")
         return row
@@ -97,20 +99,18 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
         platform: str | None = None,
         person: str | None = None,
         active: bool | None = None,
-        limit: int = Query(default=50, ge=1, le=reads.MAX_PAGE),
+        limit: int = Query(default=50, ge=1, le=MAX_PAGE),
         offset: int = Query(default=0, ge=0, le=_MAX_SQL_INT),
     ) -> dict[str, Any]:
-        page = await state.run_read(
-            lambda c: reads.list_conversations(
-                c, platform=platform, person_id=person, active=active, limit=limit, offset=offset
-            )
+        page = await admin.conversations(
+            platform=platform, person_id=person, active=active, limit=limit, offset=offset
         )
         return _page(page)
 
     @router.get("/conversations/{conversation_id}")
     async def conversation(conversation_id: str) -> dict[str, Any]:
         row = await conversation_or_404(conversation_id)
-        segments = await state.lineage(conversation_id)
+        segments = await agent.lineage(conversation_id)
         totals = {
             "input_tokens": sum(s.usage.input_tokens for s in segments),
             "output_tokens": sum(s.usage.output_tokens for s in segments),
@@ -142,19 +142,17 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
     async def messages(
         conversation_id: str,
         after: int = Query(default=0, ge=0, le=_MAX_SQL_INT),
-        limit: int = Query(default=100, ge=1, le=reads.MAX_PAGE),
+        limit: int = Query(default=100, ge=1, le=MAX_PAGE),
     ) -> dict[str, Any]:
         await conversation_or_404(conversation_id)
-        rows = await state.run_read(
-            lambda c: reads.message_page(c, conversation_id, after_id=after, limit=limit)
-        )
+        rows = await admin.messages(conversation_id, after_id=after, limit=limit)
         next_after = rows[-1].id if len(rows) == limit else None
         return {"items": _json(rows), "next_after": next_after}
 
     @router.post("/conversations/{conversation_id}/reset")
     async def reset(conversation_id: str) -> dict[str, Any]:
         await conversation_or_404(conversation_id)
-        ended = await state.end_conversation(conversation_id, EndReason.RESET)
+        ended = await agent.end_conversation(conversation_id, EndReason.RESET)
         return {"conversation_id": conversation_id, "reset": ended}
 
     @router.get("/search")
@@ -184,10 +182,10 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
 
     @router.get("/persons")
     async def persons(
-        limit: int = Query(default=50, ge=1, le=reads.MAX_PAGE),
+        limit: int = Query(default=50, ge=1, le=MAX_PAGE),
         offset: int = Query(default=0, ge=0, le=_MAX_SQL_INT),
     ) -> dict[str, Any]:
-        return _page(await state.run_read(lambda c: reads.list_persons(c, limit=limit, offset=offset)))
+        return _page(await admin.persons(limit=limit, offset=offset))
 
     @router.get("/persons/{person_id}/memory")
     async def person_memory(person_id: str) -> dict[str, Any]:
@@ -196,7 +194,7 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
             views = await memory.show(person_id=person_id)
         except MemoryStoreError as exc:
             raise HTTPException(400, str(exc)) from exc
-        audit = await state.run_read(lambda c: reads.memory_audit(c, person_id))
+        audit = await agent.memory_audit(person_id)
         return {
             "person": _json(person),
             "stores": [

@@ -28,6 +28,7 @@ from gateway.http.openai_compat import openai_router
 from gateway.http.readiness import ReadinessCheck
 from gateway.http.webchat_routes import webchat_router
 from gateway.identity import ClientKey
+from gateway.storage.admin_reads import AdminReads
 from gateway.webchat import WebChatAdapter
 
 
@@ -43,11 +44,13 @@ def create_app(
     adapter_routes: Sequence[HttpRoute] = (),
     client_key: ClientKey | None = None,
     new_web_persons: NewPersonBudget | None = None,
+    reads: AdminReads | None = None,
 ) -> FastAPI:
     """The gateway's one HTTP app; see the module docstring for what each argument mounts.
 
     ``client_key`` turns cookies and API tokens into account ids (default: the key file beside state.db);
-    ``new_web_persons`` limits new browsers per client address (default: ``rate_limit.new_web_persons``).
+    ``new_web_persons`` limits new browsers per client address (default: ``rate_limit.new_web_persons``);
+    ``reads`` serves the web chat's history and the OpenAI endpoint's usage (none and zero without it).
     """
     settings = http or HttpSettings()
     app = FastAPI(
@@ -81,7 +84,9 @@ def create_app(
             return Response(await scrape.render(), media_type=CONTENT_TYPE)
 
     if webchat is not None:
-        app.include_router(webchat_router(webchat, state, client_key=client_key, new_persons=new_web_persons))
+        app.include_router(
+            webchat_router(webchat, state, client_key=client_key, new_persons=new_web_persons, reads=reads)
+        )
     if admin is not None:
         app.include_router(admin_router(admin, BearerGuard([settings.admin_token], "admin API")))
     if api_channel is not None:
@@ -89,7 +94,9 @@ def create_app(
             [settings.admin_token, settings.api_token], "OpenAI-compatible API", loopback_without_token=True
         )
         app.include_router(
-            openai_router(api_channel, state, guard, settings.api_reply_timeout_s, client_key=client_key)
+            openai_router(
+                api_channel, state, guard, settings.api_reply_timeout_s, client_key=client_key, reads=reads
+            )
         )
     for route in adapter_routes:
         app.add_api_route(route.path, route.endpoint, methods=list(route.methods))

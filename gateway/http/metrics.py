@@ -1,10 +1,10 @@
 """Prometheus metrics for one process, on a registry of its own (never the global one).
 
-Turns, turn latency, queue depth, delivery failures and model tokens are read from state.db at scrape
-time, so the work of every worker process is counted, not only this one's. Write retries are this
-process's StateStore counter; memory-provider health and inbound outcomes are set by the components
-that know them (``set_provider_health``, ``count_inbound``); adapter connection and last inbound/send
-times are read from each watched adapter's ``health()`` at scrape time (``watch_adapters``).
+Turns, turn latency, queue depth, delivery failures and model tokens are read through ``AdminReads`` at
+scrape time, so the work of every worker process is counted, not only this one's. Write retries are this
+process's store counter (``store_stats``); memory-provider health and inbound outcomes are set by the
+components that know them (``set_provider_health``, ``count_inbound``); adapter connection and last
+inbound/send times are read from each watched adapter's ``health()`` at scrape time (``watch_adapters``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from agent_core.storage.sqlite import StateStore
+from agent_core.storage import StoreStats
 from gateway.contracts import Adapter, AdapterHealth
-from gateway.storage.sqlite.admin_reads import GatewayCounters, finished_turns_since, gateway_counters
+from gateway.storage.admin_reads import AdminReads, GatewayCounters
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, float("inf"))
@@ -96,11 +96,17 @@ def _adapter_families(adapters: Iterable[tuple[str, AdapterHealth]]) -> Iterator
 
 
 class Metrics:
-    """The metrics of one process; ``render()`` refreshes the state.db figures and returns the text."""
+    """The metrics of one process; ``render()`` refreshes the database figures and returns the text.
 
-    def __init__(self, state: StateStore | None = None) -> None:
+    Without ``reads`` the database families read zero; without ``store_stats`` so do write retries.
+    """
+
+    def __init__(
+        self, reads: AdminReads | None = None, *, store_stats: Callable[[], StoreStats] | None = None
+    ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self._state = state
+        self._reads = reads
+        self._store_stats = store_stats
         self._providers: dict[str, bool] = {"builtin": True}
         self._provider_probes: dict[str, Callable[[], bool]] = {}
         self._adapters: dict[str, Adapter] = {}
@@ -150,18 +156,16 @@ class Metrics:
         return found
 
     def write_retries(self) -> int:
-        return self._state.write_retries if self._state is not None else 0
+        return self._store_stats().write_retries if self._store_stats is not None else 0
 
     async def refresh(self) -> None:
-        """Read counters and newly finished turns from state.db."""
-        if self._state is None:
+        """Read counters and newly finished turns from the database."""
+        if self._reads is None:
             return
-        self.last_counters = await self._state.run_read(gateway_counters)
-        since = self._latest_finished
-        finished = await self._state.run_read(lambda conn: finished_turns_since(conn, since))
-        for finished_at, seconds in finished:
-            self._latency.observe(seconds)
-            self._latest_finished = max(self._latest_finished, finished_at)
+        self.last_counters = await self._reads.gateway_counters()
+        for turn in await self._reads.finished_turns(self._latest_finished):
+            self._latency.observe(turn.seconds)
+            self._latest_finished = max(self._latest_finished, turn.finished_at)
 
     async def render(self) -> bytes:
         await self.refresh()

@@ -31,7 +31,7 @@ from gateway.http.access import BearerGuard
 from gateway.http.webchat_routes import default_client_key, retry_after
 from gateway.identity import ClientKey
 from gateway.sessions import KeyScope, SessionKey
-from gateway.storage.sqlite.admin_reads import conversation_token_totals, live_conversation_with_prefix
+from gateway.storage.admin_reads import AdminReads, TokenTotals
 from gateway.webchat import (
     ChannelNotStartedError,
     MessageRefusedError,
@@ -84,22 +84,21 @@ def openai_router(
     timeout: float,
     *,
     client_key: ClientKey | None = None,
+    reads: AdminReads | None = None,
 ) -> APIRouter:
+    """The endpoint on ``channel``; usage is read through ``reads`` (zero without it)."""
     router = APIRouter(dependencies=[Depends(guard)])
     key = client_key or default_client_key(state)
 
-    async def tokens(chat_id: str) -> tuple[int, int]:
-        if state is None:
-            return 0, 0
+    async def tokens(chat_id: str) -> TokenTotals:
+        if reads is None:
+            return TokenTotals()
         prefix = (
             SessionKey(platform=channel.name, scope=KeyScope.DM, chat_id=chat_id)
             .to_string()
             .rsplit(":", 2)[0]
         )
-        conversation_id = await state.run_read(lambda c: live_conversation_with_prefix(c, prefix + ":"))
-        if conversation_id is None:
-            return 0, 0
-        return await state.run_read(lambda c: conversation_token_totals(c, conversation_id))
+        return await reads.live_token_totals(prefix + ":")
 
     @router.post("/v1/chat/completions", response_model=None)
     async def completions(body: CompletionRequest, request: Request) -> JSONResponse | StreamingResponse:
@@ -131,7 +130,8 @@ def openai_router(
         if reply.kind == "error":
             return _error(502, reply.text, "server_error")
         after = await tokens(chat_id)
-        prompt, completion = max(0, after[0] - before[0]), max(0, after[1] - before[1])
+        prompt = max(0, after.input_tokens - before.input_tokens)
+        completion = max(0, after.output_tokens - before.output_tokens)
         return JSONResponse(
             {
                 "id": completion_id,

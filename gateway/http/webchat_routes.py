@@ -30,14 +30,10 @@ from gateway.access import NewPersonBudget
 from gateway.contracts import AdapterError
 from gateway.identity import ClientKey
 from gateway.sessions import KeyScope, SessionKey
+from gateway.storage.admin_reads import AdminReads, MessageRow
 from gateway.storage.chat_refs import chat_to_text
-from gateway.storage.sqlite.admin_reads import (
-    MessageRow,
-    chat_transcript,
-    last_ended_with_prefix,
-    live_conversation_with_prefix,
-)
-from gateway.storage.sqlite.outbox import ChatNotice, chat_notices
+from gateway.storage.outbox import ChatNotice
+from gateway.storage.sqlite import SqliteStorage
 from gateway.webchat import ChannelNotStartedError, Cursor, Delivery, MessageRefusedError, WebChatAdapter
 
 COOKIE = "mnemogate_chat"
@@ -111,8 +107,9 @@ def webchat_router(
     *,
     client_key: ClientKey | None = None,
     new_persons: NewPersonBudget | None = None,
+    reads: AdminReads | None = None,
 ) -> APIRouter:
-    """Routes for the page and its API, bound to ``adapter`` (and ``state`` for history).
+    """Routes for the page and its API, bound to ``adapter`` (and ``reads`` for history: none without it).
 
     ``client_key`` defaults to the key file next to state.db (an ephemeral key without ``state``);
     ``new_persons`` to the default ``rate_limit.new_web_persons`` budget.
@@ -120,7 +117,7 @@ def webchat_router(
     router = APIRouter()
     feed = adapter.feed
     key = client_key or default_client_key(state)
-    newcomers = new_persons or NewPersonBudget(state)
+    newcomers = new_persons or NewPersonBudget(None if state is None else SqliteStorage(state).identity)
 
     def _chat_id(request: Request, response: Response) -> str:
         """The browser's chat id: its cookie's keyed hash (the cookie itself goes no further)."""
@@ -128,24 +125,18 @@ def webchat_router(
 
     async def history(chat_id: str) -> list[dict[str, object]]:
         """The live conversation's transcript with the command replies and notices sent since it began."""
-        if state is None:
+        if reads is None:
             return []
         key = SessionKey(platform=adapter.name, scope=KeyScope.DM, chat_id=chat_id).to_string()
         # Any key for this browser chat (whatever per-user/thread parts the gateway adds) shares the prefix.
         prefix = key.rsplit(":", 2)[0] + ":"
-        conversation_id = await state.run_read(lambda c: live_conversation_with_prefix(c, prefix))
-        items: list[dict[str, object]] = []
-        if conversation_id is not None:
-            tip = await state.resolve_tip(conversation_id)
-            since = tip.started_at  # what the window shows: the tip segment, and notices since it began
-            rows = await state.run_read(lambda c: chat_transcript(c, tip.id))
-            items.extend(_history_item(row) for row in rows)
-        else:  # ended (by /new elsewhere, an admin reset, expiry): only what came after it
-            ended = await state.run_read(lambda c: last_ended_with_prefix(c, prefix))
-            since = ended if ended is not None else 0.0
-        chat = chat_to_text(adapter.chat_ref(chat_id))
-        notices = await state.run_read(lambda c: chat_notices(c, chat, since=since))
-        items.extend(_notice_item(notice) for notice in notices)
+        # The tip segment and the notices since it began; after an end (/new elsewhere, an admin reset,
+        # expiry) only the notices that came after it.
+        window = await reads.chat_history(
+            prefix, chat_to_text(adapter.chat_ref(chat_id)), limit=_HISTORY_LIMIT
+        )
+        items = [_history_item(row) for row in window.transcript]
+        items.extend(_notice_item(notice) for notice in window.notices)
         items.sort(key=lambda item: float(str(item["at"])))
         return items[-_HISTORY_LIMIT:]
 

@@ -12,10 +12,10 @@ from gateway.identity.errors import (
     UnknownPairingCodeError,
 )
 from gateway.identity.legacy_web_accounts import rekey_legacy_web_accounts
-from gateway.identity.pairing import Pairing, PairingRequest, PairingTicket
+from gateway.identity.pairing import Pairing
 from gateway.identity.person import Person
 from gateway.identity.settings import LinkSettings
-from gateway.storage.sqlite.pairing import PairingState
+from gateway.storage.pairing import PairingRequest, PairingState, PairingTicket
 
 __all__ = [
     "ALPHABET",

@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import functools
 import math
-import sqlite3
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from agent_core.memory import MemoryStores
-from agent_core.storage.sqlite import StateStore
 from gateway.contracts import ChatKind, InboundMessage, UserRef
 from gateway.identity.codes import new_code, normalise_code
 from gateway.identity.errors import LinkError
 from gateway.identity.person import Person
 from gateway.identity.settings import LinkSettings
-from gateway.storage.sqlite import persons as rows
+from gateway.storage.identity import AccountRecord, IdentityRepository, RedeemStatus
 
 _HOUR_S = 3600.0
 _GET_NEW = "Send /link on your other account to get a new one."
@@ -57,22 +54,20 @@ def account_key(platform: str, user_id: str) -> str:
 
 
 class Accounts:
-    """Persons and platform accounts on state.db, with one-time /link codes."""
+    """Persons and platform accounts of an ``IdentityRepository``, with one-time /link codes."""
 
     def __init__(
         self,
-        state: StateStore,
+        identity: IdentityRepository,
         *,
         admins: Iterable[str] = (),
         link: LinkSettings | None = None,
         memory: MemoryStores | None = None,
-        clock: Callable[[], float] = time.time,
     ) -> None:
-        self._state = state
+        self._identity = identity
         self._admins = frozenset(admins)
         self._link = link or LinkSettings()
         self._memory = memory
-        self._clock = clock
 
     def is_admin(self, user: UserRef) -> bool:
         """True when this very account is listed in ``access.admins``."""
@@ -80,9 +75,7 @@ class Accounts:
 
     async def find_person(self, user: UserRef) -> Person | None:
         """The account's person, or None for an account never seen (nothing is created)."""
-        person_id = await self._state.run_read(
-            functools.partial(rows.account_person, platform=user.platform, account_id=user.user_id)
-        )
+        person_id = await self._identity.account_person(user.platform, user.user_id)
         return None if person_id is None else self._person(person_id, user)
 
     async def person_for(self, user: UserRef) -> Person:
@@ -90,42 +83,30 @@ class Accounts:
         found = await self.find_person(user)
         if found is not None:
             return found
-        person_id, _ = await self._state.run_write(
-            functools.partial(
-                rows.ensure_account,
-                platform=user.platform,
-                account_id=user.user_id,
-                display_name=user.display_name,
-                now=self._clock(),
-            )
-        )
+        person_id = await self._identity.ensure_account(user.platform, user.user_id, user.display_name)
         return self._person(person_id, user)
 
-    async def accounts_of(self, person_id: str) -> list[rows.AccountRow]:
-        """Every platform account of a person (for /whoami and the admin API)."""
-        return await self._state.run_read(functools.partial(rows.accounts_of, person_id=person_id))
+    async def accounts_of(self, person_id: str) -> Sequence[AccountRecord]:
+        """Every platform account of a person, oldest first (for /whoami and the admin API)."""
+        return await self._identity.accounts_of(person_id)
 
     async def issue_link_code(self, person: Person) -> str:
         """A new one-time code for ``person``; older open codes of the person stop working."""
-        now = self._clock()
         settings = self._link
-
-        def issue(conn: sqlite3.Connection) -> str | float:
-            recent = rows.link_codes_since(conn, person.person_id, now - _HOUR_S)
-            if len(recent) >= settings.codes_per_hour:
-                return recent[len(recent) - settings.codes_per_hour] + _HOUR_S - now
-            return rows.issue_link_code(
-                conn, person.person_id, now, settings.ttl_s, functools.partial(new_code, settings.code_length)
-            )
-
-        result = await self._state.run_write(issue)
-        if isinstance(result, float):
-            minutes = max(1, math.ceil(result / 60))
+        issued = await self._identity.issue_link_code(
+            person.person_id,
+            ttl_s=settings.ttl_s,
+            per_window=settings.codes_per_hour,
+            window_s=_HOUR_S,
+            new_code=functools.partial(new_code, settings.code_length),
+        )
+        if issued.code is None:
+            minutes = max(1, math.ceil(issued.retry_after_s / 60))
             raise LinkError(
                 f"You have asked for {settings.codes_per_hour} link codes in the last hour. "
                 f"Please try again in about {minutes} minute{'s' if minutes != 1 else ''}."
             )
-        return result
+        return issued.code
 
     async def redeem_link_code(self, code: str, user: UserRef) -> Person:
         """Join ``user``'s account to the person that issued ``code``; LinkError carries a user message."""
@@ -139,26 +120,18 @@ class Accounts:
                 f"'{code.strip()[:20]}' is not a link code: codes are {self._link.code_length} letters "
                 "and digits, like /link ABCD2345."
             )
-        redemption = await self._state.run_write(
-            functools.partial(
-                rows.redeem_link_code,
-                code=normal,
-                platform=user.platform,
-                account_id=user.user_id,
-                now=self._clock(),
-            )
-        )
+        redemption = await self._identity.redeem_link_code(normal, user.platform, user.user_id)
         status = redemption.status
-        if status is rows.RedeemStatus.UNKNOWN:
+        if status is RedeemStatus.UNKNOWN:
             raise LinkError(f"That link code is not valid. Check it for typos. {_GET_NEW}")
-        if status is rows.RedeemStatus.USED:
+        if status is RedeemStatus.USED:
             raise LinkError(f"That link code was already used. {_GET_NEW}")
-        if status is rows.RedeemStatus.EXPIRED:
+        if status is RedeemStatus.EXPIRED:
             minutes = max(1, round(self._link.ttl_s / 60))
             raise LinkError(f"That link code has expired (codes last {minutes} minutes). {_GET_NEW}")
         assert redemption.person_id is not None
         person = self._person(redemption.person_id, user)
-        if status is rows.RedeemStatus.SAME_PERSON:
+        if status is RedeemStatus.SAME_PERSON:
             raise LinkError("This account is already linked to that person; nothing changed.")
         previous = redemption.previous_person_id
         has_memory = previous is not None and await self._has_own_memory(previous)
@@ -192,11 +165,7 @@ class Accounts:
     async def _void_in_group(self, argument: str) -> str:
         normal = normalise_code(argument)
         if normal is not None:
-            await self._state.run_write(
-                functools.partial(
-                    rows.void_link_code, code=normal, now=self._clock(), reason="shown_in_group"
-                )
-            )
+            await self._identity.void_link_code(normal, reason="shown_in_group")
         return (
             "Link codes only work in a direct message. Because this one was shown in a group, it no longer "
             "works: send /link again on your other account and use the new code in a direct message."

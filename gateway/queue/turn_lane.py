@@ -16,21 +16,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agent_core.agent import TurnFailed, TurnFinished, TurnScope
-from agent_core.storage.sqlite import NewMessage, StateStore
-from agent_core.storage.sqlite.messages import PreparedMessage, prepare
-from gateway.storage.sqlite.jobs import (
-    INTERRUPT_STOP,
-    ClaimedJob,
-    JobReply,
-    TipTail,
-    finish_job,
-    interrupt_flag,
-    tip_tail,
-)
-from gateway.storage.sqlite.outbox import is_message_queued
+from agent_core.storage.records import NewMessage
+from gateway.storage.queue import ClaimedJob, Interrupt, JobReply, TipTail, TurnQueueRepository
+
+from .busy_policy import BusyPolicy, Cut
 
 _LOG = logging.getLogger("mnemogate.queue")
-STOPPED_NOTE = "(Stopped at the user's request before finishing.)"
 ERROR_REPLY = "Sorry — something went wrong while I was answering. Please try again in a moment."
 
 
@@ -56,14 +47,23 @@ class TurnLane:
     """Runs one job; create one per claim."""
 
     def __init__(
-        self, *, state: StateStore, agent: TurnAgent, holder: str, job: ClaimedJob, check_every_s: float
+        self,
+        *,
+        queue: TurnQueueRepository,
+        agent: TurnAgent,
+        holder: str,
+        job: ClaimedJob,
+        check_every_s: float,
+        busy_policy: BusyPolicy,
     ) -> None:
-        self._state = state
+        self._queue = queue
         self._agent = agent
         self._holder = holder
         self.job = job
         self._check_every_s = check_every_s
-        self._next_check = 0.0
+        self._busy = busy_policy
+        # The claim cleared the job's flag, so the first look is one interval in, not at the first event.
+        self._next_check = time.monotonic() + check_every_s
 
     async def run(self) -> LaneOutcome:
         try:
@@ -71,18 +71,19 @@ class TurnLane:
         except Exception:
             # The lane boundary: whatever broke, the user gets an error reply and the job is closed.
             _LOG.error("turn for job %d failed unexpectedly", self.job.id, exc_info=True)
-            row = prepare(NewMessage(role="assistant", content=ERROR_REPLY, author="mnemogate"), time.time())
+            row = NewMessage(role="assistant", content=ERROR_REPLY, author="mnemogate")
             return await self._finish("failed", "error", JobReply(ERROR_REPLY, kind="error", append=row))
 
     async def _run(self) -> LaneOutcome:
-        tail: TipTail | None = await self._state.run_read(lambda c: tip_tail(c, self.job.conversation_id))
+        tail = self.job.tail
         if tail is not None and tail.role == "assistant" and not tail.has_tool_calls:
             return await self._recover(tail)
+        actor = self.job.actor
         scope = TurnScope(
             conversation_id=self.job.conversation_id,
-            person_id=self.job.person_id or "",
-            is_admin=self.job.is_admin,
-            platform=self.job.platform or "unknown",
+            person_id=actor.person_id,
+            is_admin=actor.is_admin,
+            platform=actor.platform,
         )
         final: TurnFinished | TurnFailed | None = None
         events = self._agent.run(scope)
@@ -91,13 +92,9 @@ class TurnLane:
                 if isinstance(event, TurnFinished | TurnFailed):
                     final = event
                     break
-                flag = await self._interrupt_flag()
-                if flag == INTERRUPT_STOP:
-                    # Recorded, not sent: the next turn must not pick the stopped request up again.
-                    row = NewMessage(role="assistant", content=STOPPED_NOTE, author="mnemogate")
-                    return await self._finish("done", "stopped", None, note=prepare(row, time.time()))
-                if flag:
-                    return await self._finish("done", "interrupted", None)
+                cut = self._busy.on_interrupt(await self._interrupt())
+                if cut is not None:
+                    return await self._cut(cut)
         finally:
             # Closing the suspended generator cancels the turn here, at a safe point, not inside a write.
             if isinstance(events, AsyncGenerator):
@@ -111,26 +108,31 @@ class TurnLane:
 
     async def _recover(self, tail: TipTail) -> LaneOutcome:
         """The previous run stored its reply but died before queuing it: queue that reply, once."""
-        queued = await self._state.run_read(lambda c: is_message_queued(c, tail.message_id))
-        reply = None if queued else JobReply(tail.content or "", message_id=tail.message_id)
+        reply = None if tail.queued else JobReply(tail.content or "", message_id=tail.message_id)
         outcome = await self._finish("done", None if reply else "nothing pending", reply)
         return LaneOutcome(outcome.job_id, outcome.conversation_id, "recovered")
 
-    async def _interrupt_flag(self) -> int:
+    async def _cut(self, cut: Cut) -> LaneOutcome:
+        """End the turn as the busy policy said: unanswered, with its note recorded but never sent."""
+        note = (
+            None if cut.note is None else NewMessage(role="assistant", content=cut.note, author="mnemogate")
+        )
+        return await self._finish("done", cut.result, None, note=note)
+
+    async def _interrupt(self) -> Interrupt:
         now = time.monotonic()
         if now < self._next_check:
-            return 0
+            return Interrupt.NONE
         self._next_check = now + self._check_every_s
-        return await self._state.run_read(lambda c: interrupt_flag(c, self.job.id))
+        return await self._queue.interrupt(self.job.id)
 
     async def _finish(
-        self, state: str, error: str | None, reply: JobReply | None, *, note: PreparedMessage | None = None
+        self, state: str, error: str | None, reply: JobReply | None, *, note: NewMessage | None = None
     ) -> LaneOutcome:
-        now = time.time()
-        mine = await self._state.run_write(
-            lambda c: finish_job(
-                c, self.job.id, self._holder, now=now, state=state, error=error, reply=reply, note=note
-            )
+        mine = await self._queue.finish(
+            self.job.id, self._holder, state=state, error=error, reply=reply, note=note
         )
-        result = (error if error in ("stopped", "interrupted") else state) if mine else "lost"
+        if not mine:
+            return LaneOutcome(self.job.id, self.job.conversation_id, "lost")
+        result = error if error in ("stopped", "interrupted") else state
         return LaneOutcome(self.job.id, self.job.conversation_id, result or state)

@@ -7,25 +7,16 @@ refused by the ledger's unique key (``EnqueueResult.duplicate``) and produces no
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agent_core.storage.sqlite import NewMessage, Principal, StateStore
-from agent_core.storage.sqlite.messages import prepare
+from agent_core.actor import Actor
+from agent_core.storage.records import NewMessage, Principal
 from gateway.contracts import InboundMessage
 from gateway.identity import Person
 from gateway.sessions import SessionKey
 from gateway.storage.chat_refs import chat_to_text
-from gateway.storage.sqlite.jobs import (
-    Enqueued,
-    QueueState,
-    TurnRequest,
-    enqueue_turn,
-    queue_state,
-    stop_conversation,
-)
-from gateway.storage.sqlite.ledger import record_event, seen
+from gateway.storage.queue import QueueState, TurnQueueRepository, TurnRequest
 
 from .busy_policy import BusyPolicy
 from .signals import Signals
@@ -58,22 +49,33 @@ def principal_for(message: InboundMessage, person: Person) -> Principal:
     )
 
 
+def actor_for(message: InboundMessage, person: Person) -> Actor:
+    """Who a message's turn acts for (its conversation is not known until it is enqueued)."""
+    return Actor(
+        person_id=person.person_id,
+        is_admin=person.is_admin,
+        platform=message.platform,
+        account_id=message.sender.user_id,
+        display_name=message.sender.display_name or person.display_name,
+    )
+
+
 ConversationEnded = Callable[[str, str, str], None]
 """Told (person id, conversation id, platform) when a conversation ends, e.g. to notify memory providers."""
 
 
 class TurnQueue:
-    """Writes turns into state.db; any worker process may run them."""
+    """Writes turns through the queue repository; any worker process may run them."""
 
     def __init__(
         self,
-        state: StateStore,
+        queue: TurnQueueRepository,
         signals: Signals,
         busy_policy: BusyPolicy,
         idle_policy: IdlePolicy | None = None,
         on_conversation_end: ConversationEnded | None = None,
     ) -> None:
-        self._state = state
+        self._queue = queue
         self._signals = signals
         self._busy = busy_policy
         self._idle = idle_policy or (lambda platform: None)
@@ -81,29 +83,24 @@ class TurnQueue:
 
     async def enqueue(self, message: InboundMessage, key: SessionKey, person: Person) -> EnqueueResult:
         """ONE transaction: ledger row, conversation (created if needed), user message, job (coalesced)."""
-        now = time.time()
         row = NewMessage(
             role="user",
             content=message.full_text(),
             author=person.person_id,
             platform_message_id=message.message_id,
-            created_at=message.sent_at if message.sent_at is not None else now,
+            created_at=message.sent_at,  # None: stamped by the backend's clock
         )
         request = TurnRequest(
-            platform=message.platform,
+            actor=actor_for(message, person),
             event_id=message.event_id,
             session_key=key.to_string(),
             principal=principal_for(message, person),
-            person_id=person.person_id,
-            is_admin=person.is_admin,
             chat_ref=chat_to_text(message.chat),
             reply_to=message.message_id,
-            message=prepare(row, now),
-            interrupt_running=self._busy.interrupts,
+            message=row,
             idle_after_s=self._idle(message.platform),
-            ack_text=self._busy.ack_text,
         )
-        outcome: Enqueued = await self._state.run_write(lambda c: enqueue_turn(c, request, now))
+        outcome = await self._queue.enqueue(request, self._busy)
         if outcome.ended_idle and self._on_end is not None:
             self._on_end(person.person_id, outcome.ended_idle, message.platform)
         if not outcome.duplicate:
@@ -121,26 +118,20 @@ class TurnQueue:
 
     async def seen(self, message: InboundMessage) -> bool:
         """Fast pre-check of the inbound ledger (a read); the unique insert stays the real guard."""
-        return await self._state.run_read(lambda c: seen(c, message.platform, message.event_id))
+        return await self._queue.seen(message.platform, message.event_id)
 
     async def record_event(self, message: InboundMessage, kind: str = "command") -> bool:
         """Ledger row only (commands, refusals); False when the event was already recorded."""
-        now = time.time()
-        return await self._state.run_write(
-            lambda c: record_event(c, message.platform, message.event_id, kind=kind, now=now)
-        )
+        return await self._queue.record_event(message.platform, message.event_id, kind=kind)
 
     async def stop(self, key: SessionKey) -> bool:
         """Cancel the conversation's queued jobs and stop its running turn; False if nothing was running."""
-        live = await self._state.live_conversation(key.to_string())
-        if live is None:
-            return False
-        return await self.stop_conversation(live.id)
+        state = await self._queue.stop_live(key.to_string())
+        return state is not None and bool(state.running or state.queued)
 
     async def stop_conversation(self, conversation_id: str) -> bool:
-        now = time.time()
-        state: QueueState = await self._state.run_write(lambda c: stop_conversation(c, conversation_id, now))
+        state = await self._queue.stop(conversation_id)
         return bool(state.running or state.queued)
 
     async def queue_state(self, conversation_id: str) -> QueueState:
-        return await self._state.run_read(lambda c: queue_state(c, conversation_id))
+        return await self._queue.queue_state(conversation_id)

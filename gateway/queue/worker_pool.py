@@ -19,9 +19,10 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Self, final
 
-from agent_core.storage.sqlite import StateError, StateStore
-from gateway.storage.sqlite.jobs import ClaimedJob, claim_jobs, has_runnable, release_jobs, renew_leases
+from agent_core.storage.errors import StateError
+from gateway.storage.queue import ClaimedJob, TurnQueueRepository
 
+from .busy_policy import BusyPolicy
 from .settings import QueueSettings
 from .signals import Signals, wait_signal
 from .turn_lane import LaneOutcome, TurnAgent, TurnLane
@@ -43,14 +44,15 @@ class WorkerPool:
     def __init__(
         self,
         *,
-        state: StateStore,
+        queue: TurnQueueRepository,
         agent: TurnAgent,
         signals: Signals,
         settings: QueueSettings,
         holder: str | None = None,
         observer: LaneObserver | None = None,
     ) -> None:
-        self._state = state
+        self._queue = queue
+        self._busy = BusyPolicy.named(settings.busy_policy)
         self._agent = agent
         self._signals = signals
         self._settings = settings
@@ -101,7 +103,7 @@ class WorkerPool:
             await asyncio.gather(*unfinished, return_exceptions=True)
         released = 0
         if jobs:
-            released = await self._state.run_write(lambda c: release_jobs(c, self.holder, jobs))
+            released = await self._queue.release(self.holder, jobs)
             self._signals.jobs.set()
             _LOG.info("drain: handed %d unfinished turn(s) back to the queue", released)
         await _cancel(self._heartbeat)
@@ -113,33 +115,23 @@ class WorkerPool:
         interval = self._settings.poll_min_s
         while not self._draining:
             self._signals.jobs.clear()
-            claimed = await self._claim()
+            free = self._settings.concurrency - self.in_flight
+            claimed = await self._claim(free)
             for job in claimed:
                 self._start(job)
             backoff = min(interval * 2, self._settings.poll_max_s)
             interval = self._settings.poll_min_s if claimed else backoff
-            if claimed and self.in_flight < self._settings.concurrency:
-                continue
+            if len(claimed) == free > 0:
+                continue  # the claim stopped at the limit, not for lack of work: room may be left now
             await wait_signal(self._signals.jobs, interval)
 
-    async def _claim(self) -> list[ClaimedJob]:
-        free = self._settings.concurrency - self.in_flight
+    async def _claim(self, free: int) -> list[ClaimedJob]:
         if free <= 0:
             return []
-        now = time.time()
+        settings = self._settings
         try:
-            if not await self._state.run_read(lambda c: has_runnable(c, now)):
-                return []
-            settings = self._settings
-            return await self._state.run_write(
-                lambda c: claim_jobs(
-                    c,
-                    self.holder,
-                    now=time.time(),
-                    lease_s=settings.lease_s,
-                    limit=free,
-                    max_attempts=settings.max_attempts,
-                )
+            return await self._queue.claim(
+                self.holder, lease_s=settings.lease_s, limit=free, max_attempts=settings.max_attempts
             )
         except StateError:
             _LOG.warning("could not claim jobs; retrying", exc_info=True)
@@ -147,11 +139,12 @@ class WorkerPool:
 
     def _start(self, job: ClaimedJob) -> None:
         lane = TurnLane(
-            state=self._state,
+            queue=self._queue,
             agent=self._agent,
             holder=self.holder,
             job=job,
             check_every_s=self._settings.interrupt_check_s,
+            busy_policy=self._busy,
         )
         task = asyncio.create_task(lane.run(), name=f"turn-{job.id}")
         self._lanes[task] = job
@@ -192,11 +185,7 @@ class WorkerPool:
             return
         conversations = list(held)
         try:
-            lost = await self._state.run_write(
-                lambda c: renew_leases(
-                    c, self.holder, conversations, now=time.time(), lease_s=self._settings.lease_s
-                )
-            )
+            lost = await self._queue.renew(self.holder, conversations, lease_s=self._settings.lease_s)
         except StateError:
             _LOG.warning("could not renew leases", exc_info=True)
             return

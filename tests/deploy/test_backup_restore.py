@@ -23,6 +23,7 @@ _HOLDER = """
 import asyncio, sys
 from pathlib import Path
 from agent_core.storage.sqlite import StateSettings, StateStore
+from gateway.storage.sqlite import open_state_store
 
 async def hold() -> None:
     settings = StateSettings(index_enabled=sys.argv[2] == "index")
@@ -174,3 +175,25 @@ def test_backup_and_restore_are_mnemogate_commands() -> None:
     parser = build_parser()
     assert parser.parse_args(["backup", "/tmp/b"]).command == "backup"
     assert parser.parse_args(["restore", "--force", "/tmp/b"]).force is True
+
+
+@pytest.mark.parametrize(
+    ("table", "owner"),
+    [("schema_version", ""), ("gateway_schema_version", "gateway ")],
+    ids=["agent", "gateway"],
+)
+async def test_restore_refuses_a_backup_from_a_newer_mnemogate_by_either_ladder(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], table: str, owner: str
+) -> None:
+    await _fill(home, ["from a newer program"])
+    assert _cli("--home", str(home), "backup", str(tmp_path / "backup")) == 0
+    with sqlite3.connect(tmp_path / "backup" / "state.db") as conn:
+        (version,) = conn.execute(f"SELECT version FROM {table}").fetchone()
+        conn.execute(f"UPDATE {table} SET version = ?", (version + 1,))
+    conn.close()
+    fresh = tmp_path / "fresh-home"
+    assert _cli("--home", str(fresh), "restore", str(tmp_path / "backup")) == 2
+    assert f"has {owner}schema version {version + 1}, newer than this mnemogate ({version})" in (
+        capsys.readouterr().err
+    )
+    assert not (fresh / "state.db").exists()

@@ -1,20 +1,21 @@
 """One ``serve`` plus two ``worker`` processes; 200 browser conversations x 5 messages at once.
 
 Every message is answered exactly once, replies arrive in order, and no two turns of one conversation
-ever overlap (checked from the stored turn_jobs timestamps).
+ever overlap (checked from the stored jobs' start and finish times, read through the storage port).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-import sqlite3
 import time
 from collections import defaultdict
 from pathlib import Path
 
 import httpx
 
+from gateway.storage.queue import JobRecord
+from gateway.storage.sqlite import SqliteStorage, open_state_store
 from tests.e2e.gateway_process import serving, start_worker, stop, wait_for_line
 
 CONVERSATIONS = 200
@@ -48,6 +49,19 @@ async def _all(base_url: str) -> list[list[str]]:
     return await asyncio.gather(*(_conversation(base_url, i) for i in range(CONVERSATIONS)))
 
 
+async def _stored(home: Path) -> tuple[list[JobRecord], int, dict[str, list[str]]]:
+    """Every job (by start), the delivered outbox rows, and each conversation's delivered kinds."""
+    async with open_state_store(home) as state:
+        storage = SqliteStorage(state)
+        jobs = sorted(await storage.queue.jobs(), key=lambda job: job.started_at or 0.0)
+        counters = await storage.admin.gateway_counters()
+        kinds = {
+            cid: [row.kind for row in await storage.outbox.for_conversation(cid) if row.state == "sent"]
+            for cid in {job.conversation_id for job in jobs}
+        }
+    return jobs, dict(counters.outbox_by_state).get("sent", 0), kinds
+
+
 def test_serve_and_two_workers_answer_every_message_once_in_order(home: Path) -> None:
     (home / "config.yaml").write_text("rate_limit:\n  enabled: false\n")
     workers = [start_worker(home) for _ in range(2)]
@@ -65,23 +79,18 @@ def test_serve_and_two_workers_answer_every_message_once_in_order(home: Path) ->
         assert len(texts) == MESSAGES, (index, texts)
         assert [next(e for e in expected if e in t) for t in texts] == expected, (index, texts)
 
-    with sqlite3.connect(home / "state.db") as db:
-        jobs = db.execute(
-            "SELECT conversation_id, started_at, finished_at, claimed_by, state"
-            " FROM turn_jobs ORDER BY started_at"
-        ).fetchall()
-        sent = db.execute(
-            "SELECT count(*), count(DISTINCT idempotency_key) FROM outbox WHERE state = 'sent'"
-        ).fetchone()
-    assert {job[4] for job in jobs} == {"done"}
-    assert sent[0] == sent[1] == CONVERSATIONS * MESSAGES
+    jobs, sent, kinds = asyncio.run(_stored(home))
+    assert {job.state for job in jobs} == {"done"}
+    assert sent == CONVERSATIONS * MESSAGES
+    assert all(delivered == ["reply"] * MESSAGES for delivered in kinds.values())  # each answered once
     by_conversation: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for conversation_id, started, finished, _, _ in jobs:
-        by_conversation[conversation_id].append((started, finished))
+    for job in jobs:
+        assert job.started_at is not None and job.finished_at is not None
+        by_conversation[job.conversation_id].append((job.started_at, job.finished_at))
     assert len(by_conversation) == CONVERSATIONS
     for spans in by_conversation.values():
         for (_, first_end), (second_start, _) in itertools.pairwise(spans):
             assert first_end <= second_start, "two turns of one conversation overlapped"
-    holders = {job[3] for job in jobs}
+    holders = {job.holder for job in jobs}
     assert len(holders) >= 2, f"only {holders} ran turns; workers said: {outputs}"
     print(f"{CONVERSATIONS * MESSAGES} turns in {elapsed:.1f} s over {len(holders)} worker pools")

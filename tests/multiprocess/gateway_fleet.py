@@ -12,11 +12,11 @@ from typing import Any
 
 import yaml
 
-from agent_core.storage.sqlite import StateStore
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.identity import Person
 from gateway.queue import BusyPolicy, Signals, TurnQueue
 from gateway.sessions import KeyScope, SessionKey
+from gateway.storage.sqlite import SqliteStorage
 
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -82,9 +82,5 @@ def message(conversation: int, n: int) -> tuple[InboundMessage, SessionKey, Pers
     return inbound, SessionKey("test", KeyScope.DM, chat.chat_id), Person(f"p{conversation}")
 
 
-def queue_for(state: StateStore) -> TurnQueue:
-    return TurnQueue(state, Signals(), BusyPolicy.named("queue"))
-
-
-async def rows(state: StateStore, sql: str, *params: object) -> list[tuple[Any, ...]]:
-    return await state.run_read(lambda c: c.execute(sql, params).fetchall())
+def queue_for(storage: SqliteStorage) -> TurnQueue:
+    return TurnQueue(storage.queue, Signals(), BusyPolicy.named("queue"))

@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 from agent_core.llm.fakes import FakeOpenAIServer, FakeReply
-from agent_core.storage.sqlite import StateStore
-from gateway.storage.sqlite import open_state_store
+from gateway.storage.queue import JobRecord
+from gateway.storage.sqlite import SqliteStorage, open_state_store
 
-from .gateway_fleet import message, queue_for, rows, start_worker, stop_worker, write_config
+from .gateway_fleet import message, queue_for, start_worker, stop_worker, write_config
 
 SLOW = FakeReply(text="the answer", chunks=10, chunk_delay_s=0.25)
 
@@ -24,40 +24,45 @@ def _config(fake: FakeOpenAIServer, **queue: object) -> dict[str, object]:
     }
 
 
-async def _job(state: StateStore) -> tuple[object, ...]:
-    (job,) = await rows(state, "SELECT state, attempts, claimed_by, error FROM turn_jobs")
+async def _job(storage: SqliteStorage) -> JobRecord:
+    (job,) = await storage.queue.jobs()
     return job
 
 
-async def _wait_job(state: StateStore, wanted: str, timeout: float) -> tuple[object, ...]:  # noqa: ASYNC109
+async def _wait_job(storage: SqliteStorage, wanted: str, timeout: float) -> JobRecord:  # noqa: ASYNC109
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        job = await _job(state)
-        if job[0] == wanted:
+        job = await _job(storage)
+        if job.state == wanted:
             return job
         await asyncio.sleep(0.05)
-    raise AssertionError(f"job never reached {wanted!r}: {await _job(state)}")
+    raise AssertionError(f"job never reached {wanted!r}: {await _job(storage)}")
+
+
+async def _outbox(storage: SqliteStorage, job: JobRecord) -> list[tuple[str, str]]:
+    return [(row.text, row.kind) for row in await storage.outbox.for_conversation(job.conversation_id)]
 
 
 async def test_kill_9_mid_turn_the_turn_completes_on_another_worker_with_one_reply(home: Path) -> None:
     async with FakeOpenAIServer(default=SLOW) as fake, open_state_store(home) as state:
+        storage = SqliteStorage(state)
         write_config(home, _config(fake))
         doomed = start_worker(home)
         survivor = None
         try:
-            await queue_for(state).enqueue(*message(1, 0))
+            await queue_for(storage).enqueue(*message(1, 0))
             await fake.wait_for_requests(1, timeout_s=20)
-            assert (await _job(state))[0] == "running"
+            assert (await _job(storage)).state == "running"
             os.kill(doomed.pid, signal.SIGKILL)
             doomed.process.wait(10)
             survivor = start_worker(home)
-            job = await _wait_job(state, "done", timeout=30)
-            assert job[1] == 2, "the job ran twice: once killed, once to completion"
-            replies = await rows(state, "SELECT text, kind FROM outbox")
-            assert replies == [("the answer", "reply")]
-            roles = await rows(state, "SELECT role, content FROM messages ORDER BY id")
+            job = await _wait_job(storage, "done", timeout=30)
+            assert job.attempts == 2, "the job ran twice: once killed, once to completion"
+            assert await _outbox(storage, job) == [("the answer", "reply")]
+            messages = await state.conversation_messages(job.conversation_id)
+            roles = [(m.role, m.content) for m in messages]
             assert roles == [("user", "message 0 of conversation 1"), ("assistant", "the answer")]
-            assert await rows(state, "SELECT * FROM leases") == []
+            assert await storage.queue.leases() == []
         finally:
             if survivor is not None:
                 assert stop_worker(survivor) == 0
@@ -67,19 +72,20 @@ async def test_kill_9_mid_turn_the_turn_completes_on_another_worker_with_one_rep
 
 async def test_sigterm_drains_and_releases_the_lease_then_another_worker_answers(home: Path) -> None:
     async with FakeOpenAIServer(default=SLOW) as fake, open_state_store(home) as state:
+        storage = SqliteStorage(state)
         write_config(home, _config(fake, drain_grace_s=0.2))
         first = start_worker(home)
-        await queue_for(state).enqueue(*message(1, 0))
+        await queue_for(storage).enqueue(*message(1, 0))
         await fake.wait_for_requests(1, timeout_s=20)
         started = time.monotonic()
         assert stop_worker(first) == 0
         assert time.monotonic() - started < 10
-        job = await _job(state)
-        assert job[0] == "queued" and job[2] is None
-        assert await rows(state, "SELECT * FROM leases") == []
+        job = await _job(storage)
+        assert job.state == "queued" and job.holder is None
+        assert await storage.queue.leases() == []
         second = start_worker(home)
         try:
-            await _wait_job(state, "done", timeout=30)
-            assert await rows(state, "SELECT text FROM outbox") == [("the answer",)]
+            done = await _wait_job(storage, "done", timeout=30)
+            assert await _outbox(storage, done) == [("the answer", "reply")]
         finally:
             assert stop_worker(second) == 0

@@ -10,21 +10,19 @@ from collections import defaultdict
 from pathlib import Path
 
 from agent_core.llm.fakes import FakeOpenAIServer, FakeReply
-from agent_core.storage.sqlite import StateStore
-from gateway.storage.sqlite import open_state_store
+from gateway.storage.sqlite import SqliteStorage, open_state_store
 
-from .gateway_fleet import message, queue_for, rows, start_worker, stop_worker, write_config
+from .gateway_fleet import message, queue_for, start_worker, stop_worker, write_config
 
 CONVERSATIONS = 50
 MESSAGES = 3
 
 
-async def _wait_settled(state: StateStore, timeout: float) -> None:  # noqa: ASYNC109
+async def _wait_settled(storage: SqliteStorage, timeout: float) -> None:  # noqa: ASYNC109
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        busy = await rows(state, "SELECT count(*) FROM turn_jobs WHERE state IN ('queued', 'running')")
-        held = await rows(state, "SELECT count(*) FROM pending_messages")
-        if busy[0][0] == 0 and held[0][0] == 0:
+        # Held messages wait only for a queued job, so no open job means none is held either.
+        if all(job.state in ("done", "failed") for job in await storage.queue.jobs()):
             return
         await asyncio.sleep(0.05)
     raise AssertionError("turns did not settle in time")
@@ -42,7 +40,8 @@ async def _run_fleet(home: Path) -> None:
     workers = [start_worker(home), start_worker(home)]
     try:
         async with open_state_store(home) as state:
-            queue = queue_for(state)
+            storage = SqliteStorage(state)
+            queue = queue_for(storage)
             for n in range(MESSAGES):
                 for conversation in range(CONVERSATIONS):
                     result = await queue.enqueue(*message(conversation, n))
@@ -50,53 +49,42 @@ async def _run_fleet(home: Path) -> None:
             # A platform retry of every first message changes nothing.
             for conversation in range(CONVERSATIONS):
                 assert (await queue.enqueue(*message(conversation, 0))).duplicate
-            await _wait_settled(state, timeout=90)
-            await _check(state)
+            await _wait_settled(storage, timeout=90)
+            await _check(storage)
     finally:
         codes = [stop_worker(worker) for worker in workers]
     assert codes == [0, 0]
 
 
-async def _check(state: StateStore) -> None:
-    messages = await rows(
-        state, "SELECT conversation_id, id, role, content, tool_calls FROM messages ORDER BY id"
-    )
-    by_conversation: dict[str, list[tuple[int, str, str, object]]] = defaultdict(list)
-    for conversation_id, message_id, role, content, tool_calls in messages:
-        by_conversation[conversation_id].append((message_id, role, content, tool_calls))
-    assert len(by_conversation) == CONVERSATIONS
-    outbox = await rows(state, "SELECT conversation_id, id, message_id, kind FROM outbox ORDER BY id")
-    replies: dict[str, list[int]] = defaultdict(list)
-    for conversation_id, _, message_id, kind in outbox:
-        if kind == "reply":
-            replies[conversation_id].append(message_id)
-    for conversation_id, transcript in by_conversation.items():
-        users = [content for _, role, content, _ in transcript if role == "user"]
+async def _check(storage: SqliteStorage) -> None:
+    jobs = await storage.queue.jobs()
+    conversations = sorted({job.conversation_id for job in jobs})
+    assert len(conversations) == CONVERSATIONS
+    for conversation_id in conversations:
+        transcript = await storage.state.conversation_messages(conversation_id)
+        users = [m.content or "" for m in transcript if m.role == "user"]
         assert len(users) == MESSAGES and len(set(users)) == MESSAGES, "a message was lost or duplicated"
         assert users == sorted(users, key=lambda text: int(text.split()[1])), "user messages out of order"
-        finals = [mid for mid, role, _, calls in transcript if role == "assistant" and calls is None]
+        finals = [m for m in transcript if m.role == "assistant" and m.tool_calls is None]
         # Every reply answers at least one new user message: no message is answered twice.
-        groups, pending = 0, 0
-        for _, role, _, calls in transcript:
-            if role == "user":
+        pending = 0
+        for m in transcript:
+            if m.role == "user":
                 pending += 1
-            elif role == "assistant" and calls is None:
+            elif m.role == "assistant" and m.tool_calls is None:
                 assert pending > 0, "a reply answered nothing new (a duplicate turn)"
-                groups, pending = groups + 1, 0
+                pending = 0
         assert pending == 0, "a message was never answered"
-        assert replies[conversation_id] == finals, "each reply queued exactly once, in order"
-    jobs = await rows(
-        state,
-        "SELECT conversation_id, started_at, finished_at FROM turn_jobs WHERE started_at IS NOT NULL "
-        "ORDER BY conversation_id, started_at",
-    )
-    by_job: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for conversation_id, started, finished in jobs:
-        by_job[conversation_id].append((started, finished))
-    for spans in by_job.values():
+        replies = [
+            row.text for row in await storage.outbox.for_conversation(conversation_id) if row.kind == "reply"
+        ]
+        assert replies == [m.content for m in finals], "each reply queued exactly once, in order"
+    by_conversation: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for job in sorted(jobs, key=lambda job: (job.conversation_id, job.started_at or 0.0)):
+        if job.started_at is not None:
+            by_conversation[job.conversation_id].append((job.started_at, job.finished_at or 0.0))
+    for spans in by_conversation.values():
         for (_, finished), (started, _) in itertools.pairwise(spans):
             assert started >= finished, "two turns of one conversation overlapped"
-    holders = await rows(
-        state, "SELECT count(DISTINCT claimed_by) FROM turn_jobs WHERE claimed_by IS NOT NULL"
-    )
-    assert holders[0][0] == 2, "both worker processes took part"
+    holders = {job.holder for job in jobs if job.holder is not None}
+    assert len(holders) == 2, "both worker processes took part"

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.storage.sqlite import NewSegment, Principal, StateSettings
+from agent_core.storage.sqlite import NewSegment, Principal
 from agent_core.storage.sqlite.connection import connect
-from agent_core.storage.sqlite.engine import StorePaths
-from agent_core.storage.sqlite.schema import LATEST_VERSION, migrate, read_version
-from agent_core.storage.sqlite.writer import WriteGate
-from gateway.storage.sqlite import open_state_store
+from agent_core.storage.sqlite.schema import AGENT_LADDER
+from gateway.storage.sqlite import GATEWAY_LADDER, open_state_store
+from tests.storage.release_0_1 import create_database, schema_of, versions_of
 
 from . import state_writer
 
@@ -88,29 +87,36 @@ def test_processes_opening_a_fresh_database_at_once_migrate_it_once(tmp_path: Pa
 
 
 def test_processes_opening_an_old_database_at_once_upgrade_it_once(tmp_path: Path) -> None:
-    paths = StorePaths.for_home(tmp_path, StateSettings())
-    conn = connect(paths.db, busy_timeout_ms=100)
-    conn.execute("PRAGMA journal_mode=WAL")
-    gate = WriteGate(conn, paths.db, paths.write_lock, StateSettings())
-    assert migrate(gate, paths.db, target=1) == 1
-    gate.close()
-    conn.close()
+    home, fresh = tmp_path / "old", tmp_path / "fresh"
+    home.mkdir()
+    fresh.mkdir()
+    create_database(home / "state.db", 1)  # release 0.1 at version 1: one shared ladder
     processes = 6
     barrier = SPAWN.Barrier(processes)
     _run_all(
         [
-            SPAWN.Process(target=state_writer.open_in_process, args=(str(tmp_path), barrier))
+            SPAWN.Process(target=state_writer.open_in_process, args=(str(home), barrier))
             for _ in range(processes)
         ]
     )
-    _assert_migrated_once(tmp_path)
+    _assert_migrated_once(home)
+    asyncio.run(_open_once(fresh))
+    assert schema_of(home / "state.db") == schema_of(fresh / "state.db")
+
+
+async def _open_once(home: Path) -> None:
+    async with open_state_store(home):
+        pass
 
 
 def _assert_migrated_once(home: Path) -> None:
+    # versions_of asserts one row in each version table.
+    assert versions_of(home / "state.db") == {
+        "schema_version": AGENT_LADDER.latest,
+        "gateway_schema_version": GATEWAY_LADDER.latest,
+    }
     conn = connect(home / "state.db", busy_timeout_ms=100)
     try:
-        assert read_version(conn) == LATEST_VERSION
-        assert conn.execute("SELECT count(*) FROM schema_version").fetchone()[0] == 1
         assert conn.execute("SELECT count(*) FROM meta WHERE key = 'db_uuid'").fetchone()[0] == 1
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

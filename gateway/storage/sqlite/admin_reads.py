@@ -1,97 +1,37 @@
-"""Read-only queries for the admin API, the web chat history and the metrics scrape.
+"""The SQLite admin reads: every query behind ``gateway.storage.admin_reads``, and ``SqliteAdminReads``.
 
-Every function takes a reader ``sqlite3.Connection`` (run them with ``StateStore.run_read``) and returns
-frozen records; none writes. Paging is by ``limit``/``offset`` with a total so a client knows when to stop.
+Every function takes a reader ``sqlite3.Connection`` and returns the port's frozen records; none writes.
+Each ``SqliteAdminReads`` method is one ``StateStore.run_read``, so what one method returns is one
+snapshot. Positions handed out as cursors are row ids: ids follow commit order here because SQLite
+serialises every writer.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
-T = TypeVar("T")
+from agent_core.storage.sqlite import StateStore
+from gateway.storage.admin_reads import (
+    MAX_PAGE,
+    ChatHistory,
+    ConversationRow,
+    FinishedTurn,
+    GatewayCounters,
+    MessageRow,
+    MessageTally,
+    Page,
+    PersonRow,
+    QueuedReply,
+    TokenTotals,
+)
 
-MAX_PAGE = 500
+from .outbox import chat_notices
 
-
-@dataclass(frozen=True, slots=True)
-class ConversationRow:
-    """One conversation in an admin listing, with message counts for a quick overview."""
-
-    id: str
-    session_key: str
-    person_id: str | None
-    platform: str | None
-    title: str | None
-    created_at: float
-    ended_at: float | None
-    end_reason: str | None
-    tip_session_id: str
-    message_count: int
-    last_message_at: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class Page(Generic[T]):
-    """One page of rows plus the total matching rows (for ``offset + limit < total`` paging)."""
-
-    rows: tuple[T, ...]
-    total: int
-    limit: int
-    offset: int
-
-
-@dataclass(frozen=True, slots=True)
-class MessageRow:
-    """A message as the admin API shows it (no api_content sidecar, no raw tool arguments)."""
-
-    id: int
-    session_id: str
-    role: str
-    content: str | None
-    tool_name: str | None
-    author: str | None
-    platform_message_id: str | None
-    created_at: float
-    has_tool_calls: bool
-
-
-@dataclass(frozen=True, slots=True)
-class PersonRow:
-    """A person (memory owner) and the platform accounts mapped to them (``platform:account_id``)."""
-
-    id: str
-    display_name: str | None
-    created_at: float
-    accounts: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class AuditRow:
-    """One curated-memory write from ``memory_audit``."""
-
-    id: int
-    at: float
-    person_id: str | None
-    conversation_id: str | None
-    actor: str
-    store: str
-    action: str
-    old_text: str | None
-    new_text: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class GatewayCounters:
-    """Totals for the metrics scrape, read from state.db so every process's work is counted."""
-
-    jobs_by_state: tuple[tuple[str, int], ...]
-    outbox_by_state: tuple[tuple[str, int], ...]
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
+_CONVERSATION_COLUMNS = """c.id, c.session_key, c.person_id, c.platform, c.title, c.created_at, c.ended_at,
+    c.end_reason, c.tip_session_id,
+    (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id),
+    (SELECT max(m.created_at) FROM messages m WHERE m.conversation_id = c.id)"""
 
 
 def _clamp(limit: int) -> int:
@@ -119,28 +59,30 @@ def list_conversations(
         where.append("c.ended_at IS NULL" if active else "c.ended_at IS NOT NULL")
     clause = " AND ".join(where)
     total = int(conn.execute(f"SELECT count(*) FROM conversations c WHERE {clause}", params).fetchone()[0])
-    limit = _clamp(limit)
+    limit, offset = _clamp(limit), max(0, offset)
     rows = conn.execute(
-        f"""SELECT c.id, c.session_key, c.person_id, c.platform, c.title, c.created_at, c.ended_at,
-                   c.end_reason, c.tip_session_id,
-                   (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id),
-                   (SELECT max(m.created_at) FROM messages m WHERE m.conversation_id = c.id)
-            FROM conversations c WHERE {clause}
+        f"""SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE {clause}
             ORDER BY c.created_at DESC, c.id LIMIT ? OFFSET ?""",
-        [*params, limit, max(0, offset)],
+        [*params, limit, offset],
     ).fetchall()
-    return Page(tuple(ConversationRow(*row) for row in rows), total, limit, max(0, offset))
+    return Page(tuple(ConversationRow(*row) for row in rows), total, limit, offset)
+
+
+def recent_conversations(
+    conn: sqlite3.Connection, *, limit: int, include_ended: bool
+) -> tuple[ConversationRow, ...]:
+    live_only = "" if include_ended else "WHERE c.ended_at IS NULL "
+    rows = conn.execute(
+        f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c {live_only}ORDER BY c.created_at DESC LIMIT ?",
+        (max(limit, 1),),
+    ).fetchall()
+    return tuple(ConversationRow(*row) for row in rows)
 
 
 def conversation_row(conn: sqlite3.Connection, conversation_id: str) -> ConversationRow | None:
     """One conversation with its counts, or None."""
     row = conn.execute(
-        """SELECT c.id, c.session_key, c.person_id, c.platform, c.title, c.created_at, c.ended_at,
-                  c.end_reason, c.tip_session_id,
-                  (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id),
-                  (SELECT max(m.created_at) FROM messages m WHERE m.conversation_id = c.id)
-           FROM conversations c WHERE c.id = ?""",
-        (conversation_id,),
+        f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?", (conversation_id,)
     ).fetchone()
     return None if row is None else ConversationRow(*row)
 
@@ -148,7 +90,7 @@ def conversation_row(conn: sqlite3.Connection, conversation_id: str) -> Conversa
 # Session keys starting with a prefix, exactly (byte for byte, case-sensitive): the half-open range
 # [prefix, prefix with its last character incremented) under SQLite's BINARY collation — which also lets
 # the session_key index serve it. (LIKE would match case-insensitively: another browser's key.)
-_PREFIX_RANGE = "session_key >= ? AND session_key < ? AND substr(session_key, 1, length(?)) = ?"
+_PREFIX_RANGE = "c.session_key >= ? AND c.session_key < ? AND substr(c.session_key, 1, length(?)) = ?"
 
 
 def _prefix_range(key_prefix: str) -> tuple[str, str, str, str]:
@@ -160,18 +102,25 @@ def _prefix_range(key_prefix: str) -> tuple[str, str, str, str]:
 
 def live_conversation_with_prefix(conn: sqlite3.Connection, key_prefix: str) -> str | None:
     """The id of the newest live conversation whose session key starts with exactly ``key_prefix``."""
+    live = _live_tip(conn, key_prefix)
+    return None if live is None else live[0]
+
+
+def _live_tip(conn: sqlite3.Connection, key_prefix: str) -> tuple[str, str, float] | None:
+    """(conversation id, tip segment id, tip started_at) of the prefix's newest live conversation."""
     row = conn.execute(
-        f"""SELECT id FROM conversations WHERE ended_at IS NULL AND {_PREFIX_RANGE}
-            ORDER BY created_at DESC LIMIT 1""",
+        f"""SELECT c.id, c.tip_session_id, s.started_at
+            FROM conversations c JOIN sessions s ON s.id = c.tip_session_id
+            WHERE c.ended_at IS NULL AND {_PREFIX_RANGE} ORDER BY c.created_at DESC LIMIT 1""",
         _prefix_range(key_prefix),
     ).fetchone()
-    return None if row is None else str(row[0])
+    return None if row is None else (str(row[0]), str(row[1]), float(row[2]))
 
 
 def last_ended_with_prefix(conn: sqlite3.Connection, key_prefix: str) -> float | None:
     """When the newest ended conversation whose session key starts with exactly ``key_prefix`` ended."""
     row = conn.execute(
-        f"SELECT max(ended_at) FROM conversations WHERE ended_at IS NOT NULL AND {_PREFIX_RANGE}",
+        f"SELECT max(c.ended_at) FROM conversations c WHERE c.ended_at IS NOT NULL AND {_PREFIX_RANGE}",
         _prefix_range(key_prefix),
     ).fetchone()
     return None if row is None or row[0] is None else float(row[0])
@@ -217,16 +166,28 @@ def chat_transcript(conn: sqlite3.Connection, session_id: str, *, limit: int = 2
     return tuple(_message_row(row) for row in reversed(rows))
 
 
+def chat_history(conn: sqlite3.Connection, key_prefix: str, chat_ref: str, *, limit: int) -> ChatHistory:
+    live = _live_tip(conn, key_prefix)
+    if live is None:
+        ended = last_ended_with_prefix(conn, key_prefix)
+        since = ended if ended is not None else 0.0
+        return ChatHistory(None, (), chat_notices(conn, chat_ref, since=since, limit=_clamp(limit)))
+    conversation_id, tip_id, started_at = live
+    transcript = chat_transcript(conn, tip_id, limit=limit)
+    notices = chat_notices(conn, chat_ref, since=started_at, limit=_clamp(limit))
+    return ChatHistory(conversation_id, transcript, notices)
+
+
 def list_persons(conn: sqlite3.Connection, *, limit: int = 50, offset: int = 0) -> Page[PersonRow]:
     """Persons with their accounts, oldest first."""
     total = int(conn.execute("SELECT count(*) FROM persons").fetchone()[0])
-    limit = _clamp(limit)
+    limit, offset = _clamp(limit), max(0, offset)
     rows = conn.execute(
         "SELECT id, display_name, created_at FROM persons ORDER BY created_at, id LIMIT ? OFFSET ?",
-        (limit, max(0, offset)),
+        (limit, offset),
     ).fetchall()
     persons = tuple(PersonRow(row[0], row[1], row[2], _accounts(conn, row[0])) for row in rows)
-    return Page(persons, total, limit, max(0, offset))
+    return Page(persons, total, limit, offset)
 
 
 def get_person(conn: sqlite3.Connection, person_id: str) -> PersonRow | None:
@@ -242,16 +203,6 @@ def _accounts(conn: sqlite3.Connection, person_id: str) -> tuple[str, ...]:
         (person_id,),
     ).fetchall()
     return tuple(f"{platform}:{account}" for platform, account in rows)
-
-
-def memory_audit(conn: sqlite3.Connection, person_id: str, *, limit: int = 100) -> tuple[AuditRow, ...]:
-    """The person's memory writes, newest first."""
-    rows = conn.execute(
-        """SELECT id, at, person_id, conversation_id, actor, store, action, old_text, new_text
-           FROM memory_audit WHERE person_id = ? ORDER BY at DESC, id DESC LIMIT ?""",
-        (person_id, _clamp(limit)),
-    ).fetchall()
-    return tuple(AuditRow(*row) for row in rows)
 
 
 def gateway_counters(conn: sqlite3.Connection) -> GatewayCounters:
@@ -271,21 +222,125 @@ def gateway_counters(conn: sqlite3.Connection) -> GatewayCounters:
 
 def finished_turns_since(
     conn: sqlite3.Connection, finished_after: float, *, limit: int = 10_000
-) -> tuple[tuple[float, float], ...]:
-    """(finished_at, seconds from enqueue to finish) for jobs finished after ``finished_after``."""
+) -> tuple[FinishedTurn, ...]:
+    """Jobs finished after ``finished_after`` with the seconds from enqueue to finish, oldest finish first."""
     rows = conn.execute(
-        """SELECT finished_at, finished_at - created_at FROM turn_jobs
-           WHERE state IN ('done', 'failed') AND finished_at > ? ORDER BY finished_at LIMIT ?""",
+        """SELECT id, finished_at, finished_at - created_at FROM turn_jobs
+           WHERE state IN ('done', 'failed') AND finished_at > ? ORDER BY finished_at, id LIMIT ?""",
         (finished_after, limit),
     ).fetchall()
-    return tuple((float(at), max(0.0, float(seconds))) for at, seconds in rows)
+    return tuple(FinishedTurn(int(job), float(at), max(0.0, float(seconds))) for job, at, seconds in rows)
 
 
-def conversation_token_totals(conn: sqlite3.Connection, conversation_id: str) -> tuple[int, int]:
-    """(input, output) tokens summed over the conversation's segments."""
+def conversation_token_totals(conn: sqlite3.Connection, conversation_id: str) -> TokenTotals:
+    """Input and output tokens summed over the conversation's segments."""
     row = conn.execute(
         """SELECT coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)
            FROM sessions WHERE conversation_id = ?""",
         (conversation_id,),
     ).fetchone()
-    return int(row[0]), int(row[1])
+    return TokenTotals(int(row[0]), int(row[1]))
+
+
+def live_token_totals(conn: sqlite3.Connection, key_prefix: str) -> TokenTotals:
+    conversation_id = live_conversation_with_prefix(conn, key_prefix)
+    return TokenTotals() if conversation_id is None else conversation_token_totals(conn, conversation_id)
+
+
+def outbox_count(conn: sqlite3.Connection, kind: str | None) -> int:
+    if kind is None:
+        return int(conn.execute("SELECT count(*) FROM outbox").fetchone()[0])
+    return int(conn.execute("SELECT count(*) FROM outbox WHERE kind = ?", (kind,)).fetchone()[0])
+
+
+def queued_replies(conn: sqlite3.Connection, *, after: int, limit: int) -> tuple[QueuedReply, ...]:
+    rows = conn.execute(
+        "SELECT id, conversation_id, created_at FROM outbox WHERE id > ? AND kind = 'reply' "
+        "ORDER BY id LIMIT ?",
+        (after, max(1, limit)),
+    ).fetchall()
+    return tuple(
+        QueuedReply(int(at), str(conversation), float(created)) for at, conversation, created in rows
+    )
+
+
+def message_tallies(conn: sqlite3.Connection) -> tuple[MessageTally, ...]:
+    rows = conn.execute(
+        "SELECT conversation_id, sum(role = 'user'), sum(role = 'assistant' AND tool_calls IS NULL) "
+        "FROM messages GROUP BY conversation_id ORDER BY conversation_id"
+    ).fetchall()
+    return tuple(MessageTally(str(c), int(users), int(replies)) for c, users, replies in rows)
+
+
+class SqliteAdminReads:
+    """``AdminReads`` over state.db; each method is one read on the store's reader connections."""
+
+    def __init__(self, state: StateStore) -> None:
+        self._state = state
+
+    async def conversations(
+        self,
+        *,
+        platform: str | None = None,
+        person_id: str | None = None,
+        active: bool | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> Page[ConversationRow]:
+        return await self._state.run_read(
+            lambda c: list_conversations(
+                c, platform=platform, person_id=person_id, active=active, limit=limit, offset=offset
+            )
+        )
+
+    async def recent_conversations(self, *, limit: int, include_ended: bool) -> tuple[ConversationRow, ...]:
+        return await self._state.run_read(
+            lambda c: recent_conversations(c, limit=limit, include_ended=include_ended)
+        )
+
+    async def conversation(self, conversation_id: str) -> ConversationRow | None:
+        return await self._state.run_read(lambda c: conversation_row(c, conversation_id))
+
+    async def messages(
+        self, conversation_id: str, *, after_id: int = 0, limit: int = 100
+    ) -> tuple[MessageRow, ...]:
+        return await self._state.run_read(
+            lambda c: message_page(c, conversation_id, after_id=after_id, limit=limit)
+        )
+
+    async def persons(self, *, limit: int = 50, offset: int = 0) -> Page[PersonRow]:
+        return await self._state.run_read(lambda c: list_persons(c, limit=limit, offset=offset))
+
+    async def person(self, person_id: str) -> PersonRow | None:
+        return await self._state.run_read(lambda c: get_person(c, person_id))
+
+    async def live_conversation(self, key_prefix: str) -> str | None:
+        _prefix_range(key_prefix)  # an empty prefix is refused before any I/O
+        return await self._state.run_read(lambda c: live_conversation_with_prefix(c, key_prefix))
+
+    async def last_ended(self, key_prefix: str) -> float | None:
+        _prefix_range(key_prefix)
+        return await self._state.run_read(lambda c: last_ended_with_prefix(c, key_prefix))
+
+    async def chat_history(self, key_prefix: str, chat_ref: str, *, limit: int = 200) -> ChatHistory:
+        _prefix_range(key_prefix)
+        return await self._state.run_read(lambda c: chat_history(c, key_prefix, chat_ref, limit=limit))
+
+    async def live_token_totals(self, key_prefix: str) -> TokenTotals:
+        _prefix_range(key_prefix)
+        return await self._state.run_read(lambda c: live_token_totals(c, key_prefix))
+
+    async def gateway_counters(self) -> GatewayCounters:
+        return await self._state.run_read(gateway_counters)
+
+    async def finished_turns(self, finished_after: float, *, limit: int = 10_000) -> tuple[FinishedTurn, ...]:
+        return await self._state.run_read(lambda c: finished_turns_since(c, finished_after, limit=limit))
+
+    async def outbox_count(self, *, kind: str | None = None) -> int:
+        return await self._state.run_read(lambda c: outbox_count(c, kind))
+
+    async def queued_replies(self, *, after: int = 0, limit: int = 1_000) -> tuple[QueuedReply, ...]:
+        return await self._state.run_read(lambda c: queued_replies(c, after=after, limit=limit))
+
+    async def message_tallies(self) -> tuple[MessageTally, ...]:
+        return await self._state.run_read(message_tallies)

@@ -1,14 +1,19 @@
-"""Adapter checkpoints: a forward-only position per (platform, key), as functions of a connection.
+"""Adapter checkpoints in state.db, a forward-only position per (platform, key): SQL, ``SqliteCheckpoints``.
 
 Invariant: a stored position never decreases — ``advance_checkpoint`` with a lower or equal position
 changes nothing — so hand-offs finishing out of order cannot move a checkpoint backwards.
-Run ``load_checkpoints`` through ``StateStore.run_read`` and ``advance_checkpoint`` through ``run_write``.
+The functions take a sqlite3 connection; ``SqliteCheckpoints`` runs ``load_checkpoints`` on a reader and
+each write as one ``run_write`` transaction.
 """
 
 from __future__ import annotations
 
+import functools
 import sqlite3
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Collection, Sequence
+
+from agent_core.storage.sqlite import StateStore
 
 
 def load_checkpoints(conn: sqlite3.Connection, platform: str) -> dict[str, int]:
@@ -36,3 +41,28 @@ def forget_checkpoints(conn: sqlite3.Connection, platform: str, keys: Sequence[s
         ).rowcount
         for key in keys
     )
+
+
+class SqliteCheckpoints:
+    """The ``CheckpointRepository`` on state.db; ``clock`` (backend configuration) stamps ``updated_at``."""
+
+    def __init__(self, state: StateStore, *, clock: Callable[[], float] = time.time) -> None:
+        self._state = state
+        self._clock = clock
+
+    async def load(self, platform: str) -> dict[str, int]:
+        return await self._state.run_read(functools.partial(load_checkpoints, platform=platform))
+
+    async def advance(self, platform: str, key: str, position: int) -> bool:
+        def advance(conn: sqlite3.Connection) -> bool:
+            return advance_checkpoint(conn, platform, key, position, self._clock())
+
+        return await self._state.run_write(advance)
+
+    async def forget(self, platform: str, keys: Collection[str]) -> int:
+        if not keys:
+            return 0
+        doomed = list(keys)
+        return await self._state.run_write(
+            functools.partial(forget_checkpoints, platform=platform, keys=doomed)
+        )

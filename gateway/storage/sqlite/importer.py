@@ -1,11 +1,12 @@
-"""Bulk transcript import into state.db: ended, attributed, searchable conversations, many per transaction.
+"""The SQLite transcript import: ``SqliteTranscriptImport`` and its SQL, many conversations per transaction.
 
-Invariants: an imported conversation keeps its transcript id as its conversation id, has one segment,
-is ended with reason ``imported`` and is attributed to its person (created when missing); a conversation
-id already present is skipped, so importing a file twice adds nothing twice; message text passes the
-same persistence boundary as live messages (``messages.prepare``: redaction, valid UTF-8) before the
-write lock is taken; each batch of conversations is one write transaction, so a crash leaves whole
-conversations or none; new rows reach the search index through the catch-up indexer.
+Invariants (the port's, ``gateway.storage.imports``): an imported conversation keeps its transcript id as
+its conversation id, has one segment, is ended with reason ``imported`` and is attributed to its person
+(created when missing); a conversation id already present is skipped, so importing a file twice adds
+nothing twice; message text passes the same persistence boundary as live messages (``messages.prepare``:
+redaction, valid UTF-8) in a thread before the write lock is taken, overlapping the previous batch's
+write; each batch of conversations is one write transaction, so a crash leaves whole conversations or
+none; new rows reach the search index through the catch-up indexer.
 """
 
 from __future__ import annotations
@@ -23,28 +24,10 @@ from agent_core.storage.records import NewMessage, NewSegment, Principal
 from agent_core.storage.sqlite.conversations import insert_segment, new_id
 from agent_core.storage.sqlite.messages import PreparedMessage, insert_messages, prepare
 from agent_core.storage.sqlite.store import StateStore
+from gateway.storage.imports import IMPORTED_END_REASON, ImportReport, LineError
 from gateway.storage.transcripts import ImportedConversation, TranscriptLineError, parse_transcript_line
 
-IMPORTED_END_REASON = "imported"
 DEFAULT_BATCH_MESSAGES = 4_000
-
-
-@dataclass(frozen=True, slots=True)
-class LineError:
-    """A transcript line that was not imported, with its 1-based line number."""
-
-    line: int
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class ImportReport:
-    """What one import did: conversations and messages added, ids skipped as already present, bad lines."""
-
-    conversations: int
-    messages: int
-    skipped: tuple[str, ...]
-    errors: tuple[LineError, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,8 +139,8 @@ class _Batch:
     exhausted: bool
 
 
-class TranscriptImporter:
-    """Imports transcript lines through a StateStore, ``batch_messages`` messages per write transaction."""
+class SqliteTranscriptImport:
+    """``TranscriptImport`` into state.db, ``batch_messages`` messages per write transaction."""
 
     def __init__(self, store: StateStore, *, batch_messages: int = DEFAULT_BATCH_MESSAGES) -> None:
         if batch_messages < 1:

@@ -1,49 +1,54 @@
-"""The outbox: replies and notices waiting to be delivered, with per-chunk delivery progress.
+"""The SQLite outbox: every SQL statement over ``outbox`` and ``outbox_chunks``, and ``SqliteOutbox``.
 
-Invariants: ``idempotency_key`` is UNIQUE, so queuing the same reply twice (a re-run job, a retried command)
-adds nothing; rows of one chat are delivered strictly in id order — only the oldest undelivered row of a
-chat can be claimed; a claim expires, so a row held by a dead delivery process is claimed again and resumes
-at its first chunk without a recorded platform message id. Only delivered rows (``sent``) are ever deleted,
-by ``prune_delivered``, with their chunk progress; pending, sending and failed rows stay until delivered.
+Invariants (the port's, ``gateway.storage.outbox``): ``idempotency_key`` is UNIQUE, so queuing the same
+reply twice adds nothing; rows of one chat are delivered strictly in id order — only the oldest undelivered
+row of a chat can be claimed, and ids follow commit order because SQLite serialises every writer; a claim
+expires, so a row held by a dead delivery process is claimed again and resumes at its first chunk without
+a recorded platform message id. Only delivered rows (``sent``) are ever deleted, by ``prune_delivered``,
+with their chunk progress; pending, sending and failed rows stay until delivered. The functions run on a
+connection so the queue (``jobs.py``) can add a reply inside its own job-completion transaction.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Sequence
+from typing import cast
+
+from agent_core.storage.sqlite import StateStore
+from gateway.storage.outbox import (
+    NOTICE_KINDS,
+    ChatNotice,
+    ChunkReceipt,
+    OutboxEntry,
+    OutboxItem,
+    OutboxState,
+    OutboxStatus,
+)
+
+__all__ = [
+    "NOTICE_KINDS",
+    "ChatNotice",
+    "OutboxItem",
+    "OutboxStatus",
+    "SqliteOutbox",
+    "add_outbox",
+    "chat_notices",
+    "claim_outbox",
+    "conversation_outbox",
+    "has_claimable",
+    "is_message_queued",
+    "mark_failed",
+    "mark_sent",
+    "note_attempt",
+    "prune_delivered",
+    "record_chunk",
+    "release_claims",
+]
 
 _IDS_PER_STATEMENT = 500
 _COLUMNS = "id, conversation_id, platform, chat_ref, kind, text, reply_to, attempts, idempotency_key"
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxItem:
-    """One claimed outbox row; ``sent_chunks`` are chunk indexes already delivered (skip them)."""
-
-    id: int
-    conversation_id: str
-    platform: str
-    chat_ref: str
-    kind: str
-    text: str
-    reply_to: str | None
-    attempts: int
-    idempotency_key: str
-    sent_chunks: frozenset[int]
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxStatus:
-    """A row's delivery state, for tests, the admin API and ``sessions show``."""
-
-    id: int
-    kind: str
-    text: str
-    state: str
-    attempts: int
-    error: str | None
-    chunks_sent: int
 
 
 def add_outbox(
@@ -140,6 +145,7 @@ def record_chunk(
 
 
 def mark_sent(conn: sqlite3.Connection, outbox_id: int, now: float) -> None:
+    """Mark the row delivered with its first chunk's platform message id; its claim ends."""
     first = conn.execute(
         "SELECT platform_message_id FROM outbox_chunks WHERE outbox_id = ? ORDER BY chunk_index LIMIT 1",
         (outbox_id,),
@@ -218,21 +224,9 @@ def conversation_outbox(conn: sqlite3.Connection, conversation_id: str) -> list[
         (conversation_id,),
     ).fetchall()
     return [
-        OutboxStatus(int(r[0]), str(r[1]), str(r[2]), str(r[3]), int(r[4]), r[5], int(r[6])) for r in rows
+        OutboxStatus(int(r[0]), str(r[1]), str(r[2]), cast(OutboxState, r[3]), int(r[4]), r[5], int(r[6]))
+        for r in rows
     ]
-
-
-NOTICE_KINDS = ("command", "ack", "notice", "denied", "rate_limited")
-"""Outbox kinds that are not part of any transcript: command replies and the gateway's own notices."""
-
-
-@dataclass(frozen=True, slots=True)
-class ChatNotice:
-    """A command reply or notice sent to a chat, for a chat window's history."""
-
-    id: int
-    text: str
-    created_at: float
 
 
 def chat_notices(
@@ -246,3 +240,84 @@ def chat_notices(
         (chat_ref, since, *NOTICE_KINDS, limit),
     ).fetchall()
     return tuple(ChatNotice(int(row[0]), str(row[1]), float(row[2])) for row in reversed(rows))
+
+
+class SqliteOutbox:
+    """``OutboxRepository`` over state.db; each method is one read or one write transaction.
+
+    ``clock`` stamps rows and claims (epoch seconds); tests pin it, nothing else should.
+    """
+
+    def __init__(self, state: StateStore, *, clock: Callable[[], float] = time.time) -> None:
+        self._state = state
+        self._clock = clock
+
+    async def add(self, entry: OutboxEntry) -> bool:
+        now = self._clock()
+        return await self._state.run_write(
+            lambda c: add_outbox(
+                c,
+                conversation_id=entry.conversation_id,
+                platform=entry.platform,
+                chat_ref=entry.chat_ref,
+                text=entry.text,
+                idempotency_key=entry.idempotency_key,
+                kind=entry.kind,
+                now=now,
+                job_id=entry.job_id,
+                message_id=entry.message_id,
+                reply_to=entry.reply_to,
+            )
+        )
+
+    async def claim(
+        self, platforms: Sequence[str], holder: str, *, claim_s: float, limit: int
+    ) -> list[OutboxItem]:
+        """A reader looks first, so an idle delivery loop never takes the write lock to find nothing."""
+        if not platforms or limit <= 0:
+            return []
+        if not await self._state.run_read(lambda c: has_claimable(c, platforms, self._clock())):
+            return []
+        return await self._state.run_write(
+            lambda c: claim_outbox(c, platforms, holder, now=self._clock(), claim_s=claim_s, limit=limit)
+        )
+
+    async def record_chunk(self, outbox_id: int, receipt: ChunkReceipt) -> None:
+        now = self._clock()
+        await self._state.run_write(
+            lambda c: record_chunk(c, outbox_id, receipt.index, receipt.platform_message_id, now)
+        )
+
+    async def mark_sent(self, outbox_id: int, last: ChunkReceipt | None = None) -> None:
+        now = self._clock()
+
+        def finish(conn: sqlite3.Connection) -> None:
+            if last is not None:
+                record_chunk(conn, outbox_id, last.index, last.platform_message_id, now)
+            mark_sent(conn, outbox_id, now)
+
+        await self._state.run_write(finish)
+
+    async def note_attempt(self, outbox_id: int, error: str, *, claim_s: float) -> int:
+        return await self._state.run_write(
+            lambda c: note_attempt(c, outbox_id, error, now=self._clock(), claim_s=claim_s)
+        )
+
+    async def mark_failed(self, outbox_id: int, error: str) -> None:
+        await self._state.run_write(lambda c: mark_failed(c, outbox_id, error))
+
+    async def release_claims(self, holder: str) -> int:
+        return await self._state.run_write(lambda c: release_claims(c, holder))
+
+    async def prune_delivered(self, *, older_than_s: float, limit: int) -> int:
+        sent_before = self._clock() - older_than_s
+        return await self._state.run_write(lambda c: prune_delivered(c, sent_before=sent_before, limit=limit))
+
+    async def is_message_queued(self, message_id: int) -> bool:
+        return await self._state.run_read(lambda c: is_message_queued(c, message_id))
+
+    async def for_conversation(self, conversation_id: str) -> list[OutboxStatus]:
+        return await self._state.run_read(lambda c: conversation_outbox(c, conversation_id))
+
+    async def chat_notices(self, chat_ref: str, *, since: float, limit: int = 200) -> tuple[ChatNotice, ...]:
+        return await self._state.run_read(lambda c: chat_notices(c, chat_ref, since=since, limit=limit))

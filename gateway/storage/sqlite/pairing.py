@@ -1,57 +1,30 @@
-"""DM pairing requests and the refusal notices sent to unknown accounts, as functions of a connection.
+"""DM pairing requests and the refusal notices sent to unknown accounts: their SQL and ``SqlitePairing``.
 
 Invariants: one pairing request per platform account (a UNIQUE constraint), so re-sending returns the same
 code; a new code is issued only while fewer than ``per_window`` codes were issued on that platform within
 ``window_s`` (checked and inserted in one write transaction, so concurrent processes cannot overshoot);
 an account is admitted by pairing only while its request is ``approved``.
-Run the read functions through ``StateStore.run_read`` and the write functions through ``run_write``.
+The functions take a sqlite3 connection; ``SqlitePairing`` runs the reads on a reader and each write as
+one ``run_write`` transaction, with ``now`` from its clock.
 """
 
 from __future__ import annotations
 
-import enum
+import functools
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from agent_core.storage.sqlite import StateStore
+from gateway.storage.pairing import PairingDecision, PairingRequest, PairingState, PairingTicket
 
 _COLUMNS = "code, platform, account_id, display_name, created_at, state, decided_at, decided_by"
 
 
-class PairingState(enum.StrEnum):
-    """Where a pairing request stands."""
-
-    PENDING = "pending"
-    APPROVED = "approved"
-    DENIED = "denied"
-
-
-@dataclass(frozen=True)
-class PairingRow:
-    """One pairing request as stored."""
-
-    code: str
-    platform: str
-    account_id: str
-    display_name: str | None
-    created_at: float
-    state: PairingState
-    decided_at: float | None = None
-    decided_by: str | None = None
-
-
-@dataclass(frozen=True)
-class PairingOpen:
-    """Result of asking for a code: the account's request (None when rate-limited) and whether it is new."""
-
-    request: PairingRow | None
-    issued: bool
-    retry_after_s: float = 0.0
-
-
-def _row(values: Sequence[Any]) -> PairingRow:
+def _row(values: Sequence[Any]) -> PairingRequest:
     code, platform, account_id, name, created, state, decided_at, decided_by = values
-    return PairingRow(
+    return PairingRequest(
         code=str(code),
         platform=str(platform),
         account_id=str(account_id),
@@ -63,7 +36,7 @@ def _row(values: Sequence[Any]) -> PairingRow:
     )
 
 
-def request_for(conn: sqlite3.Connection, platform: str, account_id: str) -> PairingRow | None:
+def request_for(conn: sqlite3.Connection, platform: str, account_id: str) -> PairingRequest | None:
     """The account's pairing request, or None."""
     row = conn.execute(
         f"SELECT {_COLUMNS} FROM pairing_requests WHERE platform = ? AND account_id = ?",
@@ -72,7 +45,7 @@ def request_for(conn: sqlite3.Connection, platform: str, account_id: str) -> Pai
     return None if row is None else _row(row)
 
 
-def request_by_code(conn: sqlite3.Connection, code: str) -> PairingRow | None:
+def request_by_code(conn: sqlite3.Connection, code: str) -> PairingRequest | None:
     """The request with this code, or None."""
     row = conn.execute(f"SELECT {_COLUMNS} FROM pairing_requests WHERE code = ?", (code,)).fetchone()
     return None if row is None else _row(row)
@@ -87,7 +60,7 @@ def is_approved(conn: sqlite3.Connection, platform: str, account_id: str) -> boo
     return row is not None
 
 
-def list_requests(conn: sqlite3.Connection, state: PairingState | None = None) -> list[PairingRow]:
+def list_requests(conn: sqlite3.Connection, state: PairingState | None = None) -> tuple[PairingRequest, ...]:
     """Requests (of one state, or all), oldest first."""
     if state is None:
         rows = conn.execute(f"SELECT {_COLUMNS} FROM pairing_requests ORDER BY created_at, code").fetchall()
@@ -96,7 +69,7 @@ def list_requests(conn: sqlite3.Connection, state: PairingState | None = None) -
             f"SELECT {_COLUMNS} FROM pairing_requests WHERE state = ? ORDER BY created_at, code",
             (state.value,),
         ).fetchall()
-    return [_row(r) for r in rows]
+    return tuple(_row(r) for r in rows)
 
 
 def open_request(
@@ -109,11 +82,11 @@ def open_request(
     window_s: float,
     per_window: int,
     new_code: Callable[[], str],
-) -> PairingOpen:
+) -> PairingTicket:
     """The account's existing request, or a new pending one if the platform's budget allows."""
     existing = request_for(conn, platform, account_id)
     if existing is not None:
-        return PairingOpen(existing, issued=False)
+        return PairingTicket(existing, issued=False)
     recent = conn.execute(
         "SELECT created_at FROM pairing_requests WHERE platform = ? AND created_at > ? ORDER BY created_at",
         (platform, now - window_s),
@@ -121,7 +94,7 @@ def open_request(
     if len(recent) >= per_window:
         # The budget frees up when the oldest code in the window ages out of it.
         oldest = float(recent[len(recent) - per_window][0])
-        return PairingOpen(None, issued=False, retry_after_s=max(0.0, oldest + window_s - now))
+        return PairingTicket(None, issued=False, retry_after_s=max(0.0, oldest + window_s - now))
     for _ in range(8):
         code = new_code()
         cursor = conn.execute(
@@ -130,25 +103,26 @@ def open_request(
             (code, platform, account_id, display_name, now),
         )
         if cursor.rowcount == 1:
-            return PairingOpen(request_by_code(conn, code), issued=True)
+            return PairingTicket(request_by_code(conn, code), issued=True)
     raise sqlite3.IntegrityError("could not allocate a unique pairing code")
 
 
 def decide(
     conn: sqlite3.Connection, code: str, state: PairingState, now: float, decided_by: str
-) -> tuple[PairingRow | None, PairingRow | None]:
-    """Set a request's state; returns (before, after) — before is None for an unknown code.
-
-    ``after`` equals ``before`` when the request already had that state (nothing is written).
-    """
+) -> PairingDecision | None:
+    """Set a request's state; None for an unknown code, and nothing written when it already had ``state``."""
     before = request_by_code(conn, code)
-    if before is None or before.state is state:
-        return before, before
+    if before is None:
+        return None
+    if before.state is state:
+        return PairingDecision(state, before)
     conn.execute(
         "UPDATE pairing_requests SET state = ?, decided_at = ?, decided_by = ? WHERE code = ?",
         (state.value, now, decided_by, code),
     )
-    return before, request_by_code(conn, code)
+    after = request_by_code(conn, code)
+    assert after is not None  # the row was read in this transaction
+    return PairingDecision(before.state, after)
 
 
 def claim_notice(
@@ -167,3 +141,58 @@ def claim_notice(
         (platform, account_id, kind, now),
     )
     return True
+
+
+class SqlitePairing:
+    """The ``PairingRepository`` on state.db; ``clock`` (backend configuration) times requests and notices."""
+
+    def __init__(self, state: StateStore, *, clock: Callable[[], float] = time.time) -> None:
+        self._state = state
+        self._clock = clock
+
+    async def open_request(
+        self,
+        platform: str,
+        account_id: str,
+        display_name: str | None,
+        *,
+        per_window: int,
+        window_s: float,
+        new_code: Callable[[], str],
+    ) -> PairingTicket:
+        def open_(conn: sqlite3.Connection) -> PairingTicket:
+            return open_request(
+                conn,
+                platform=platform,
+                account_id=account_id,
+                display_name=display_name,
+                now=self._clock(),
+                window_s=window_s,
+                per_window=per_window,
+                new_code=new_code,
+            )
+
+        return await self._state.run_write(open_)
+
+    async def is_approved(self, platform: str, account_id: str) -> bool:
+        return await self._state.run_read(
+            functools.partial(is_approved, platform=platform, account_id=account_id)
+        )
+
+    async def get(self, code: str) -> PairingRequest | None:
+        return await self._state.run_read(functools.partial(request_by_code, code=code))
+
+    async def list_requests(self, state: PairingState | None = None) -> tuple[PairingRequest, ...]:
+        return await self._state.run_read(functools.partial(list_requests, state=state))
+
+    async def decide(self, code: str, state: PairingState, decided_by: str) -> PairingDecision | None:
+        def decide_(conn: sqlite3.Connection) -> PairingDecision | None:
+            return decide(conn, code, state, self._clock(), decided_by)
+
+        return await self._state.run_write(decide_)
+
+    async def claim_notice(self, platform: str, account_id: str, kind: str, *, interval_s: float) -> bool:
+        def claim(conn: sqlite3.Connection) -> bool:
+            return claim_notice(conn, platform, account_id, kind, self._clock(), interval_s)
+
+        return await self._state.run_write(claim)

@@ -1,60 +1,25 @@
-"""Persons, their platform accounts and one-time link codes, as functions of a sqlite3 connection.
+"""Persons, their platform accounts and one-time link codes in state.db: the SQL and ``SqliteIdentity``.
 
 Invariants: an account maps to exactly one person (the accounts primary key); an account is created
 together with its person in one transaction, so no account ever names a missing person; an account moves
 to another person only by redeeming an unexpired, unused link code, in the same transaction that marks
 the code used, so a code joins at most one account; ``rename_account_ids`` rewrites an account's id in
 every row that carries it, in one transaction, so no row is left naming the old id.
-Run the read functions through ``StateStore.run_read`` and the write functions through ``run_write``.
+The functions take a sqlite3 connection; ``SqliteIdentity`` runs the reads on a reader and each write as
+one ``run_write`` transaction, with ``now`` from its clock.
 """
 
 from __future__ import annotations
 
-import enum
+import functools
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
+from agent_core.storage.sqlite import StateStore
 from agent_core.storage.sqlite.conversations import new_id
-
-
-@dataclass(frozen=True)
-class AccountRow:
-    """One platform account and the person it belongs to."""
-
-    platform: str
-    account_id: str
-    person_id: str
-    created_at: float
-
-
-@dataclass(frozen=True)
-class PersonRow:
-    """One person as stored: the id that owns memory and conversations."""
-
-    person_id: str
-    display_name: str | None
-    created_at: float
-
-
-class RedeemStatus(enum.StrEnum):
-    """What redeeming a link code did; only ``LINKED`` changes anything."""
-
-    LINKED = "linked"
-    UNKNOWN = "unknown"
-    EXPIRED = "expired"
-    USED = "used"
-    SAME_PERSON = "same_person"
-
-
-@dataclass(frozen=True)
-class Redemption:
-    """The outcome of one redemption: the code's person and the account's previous person (if any)."""
-
-    status: RedeemStatus
-    person_id: str | None = None
-    previous_person_id: str | None = None
+from gateway.storage.identity import AccountRecord, IssuedLinkCode, RedeemStatus, Redemption
 
 
 def new_person_id() -> str:
@@ -88,22 +53,14 @@ def ensure_account(
     return person_id, True
 
 
-def get_person(conn: sqlite3.Connection, person_id: str) -> PersonRow | None:
-    """One person, or None."""
-    row = conn.execute(
-        "SELECT id, display_name, created_at FROM persons WHERE id = ?", (person_id,)
-    ).fetchone()
-    return None if row is None else PersonRow(str(row[0]), row[1], float(row[2]))
-
-
-def accounts_of(conn: sqlite3.Connection, person_id: str) -> list[AccountRow]:
+def accounts_of(conn: sqlite3.Connection, person_id: str) -> tuple[AccountRecord, ...]:
     """Every account of a person, oldest first."""
     rows = conn.execute(
         "SELECT platform, account_id, person_id, created_at FROM accounts WHERE person_id = ? "
         "ORDER BY created_at, platform, account_id",
         (person_id,),
     ).fetchall()
-    return [AccountRow(str(r[0]), str(r[1]), str(r[2]), float(r[3])) for r in rows]
+    return tuple(AccountRecord(str(r[0]), str(r[1]), str(r[2]), float(r[3])) for r in rows)
 
 
 def link_codes_since(conn: sqlite3.Connection, person_id: str, since: float) -> list[float]:
@@ -251,3 +208,73 @@ def rename_account_ids(conn: sqlite3.Connection, renames: Mapping[str, str]) -> 
     finally:
         conn.execute("PRAGMA secure_delete = OFF")
     return changed
+
+
+class SqliteIdentity:
+    """The ``IdentityRepository`` on state.db; ``clock`` (backend configuration) stamps and expires codes."""
+
+    def __init__(self, state: StateStore, *, clock: Callable[[], float] = time.time) -> None:
+        self._state = state
+        self._clock = clock
+
+    async def account_person(self, platform: str, account_id: str) -> str | None:
+        return await self._state.run_read(
+            functools.partial(account_person, platform=platform, account_id=account_id)
+        )
+
+    async def ensure_account(self, platform: str, account_id: str, display_name: str | None) -> str:
+        def ensure(conn: sqlite3.Connection) -> str:
+            return ensure_account(conn, platform, account_id, display_name, self._clock())[0]
+
+        return await self._state.run_write(ensure)
+
+    async def accounts_of(self, person_id: str) -> tuple[AccountRecord, ...]:
+        return await self._state.run_read(functools.partial(accounts_of, person_id=person_id))
+
+    async def issue_link_code(
+        self,
+        person_id: str,
+        *,
+        ttl_s: float,
+        per_window: int,
+        window_s: float,
+        new_code: Callable[[], str],
+    ) -> IssuedLinkCode:
+        def issue(conn: sqlite3.Connection) -> IssuedLinkCode:
+            now = self._clock()
+            recent = link_codes_since(conn, person_id, now - window_s)
+            if len(recent) >= per_window:
+                # The budget frees up when the oldest code in the window ages out of it.
+                return IssuedLinkCode(None, recent[len(recent) - per_window] + window_s - now)
+            return IssuedLinkCode(issue_link_code(conn, person_id, now, ttl_s, new_code))
+
+        return await self._state.run_write(issue)
+
+    async def void_link_code(self, code: str, reason: str) -> bool:
+        def void(conn: sqlite3.Connection) -> bool:
+            return void_link_code(conn, code, self._clock(), reason)
+
+        return await self._state.run_write(void)
+
+    async def redeem_link_code(self, code: str, platform: str, account_id: str) -> Redemption:
+        def redeem(conn: sqlite3.Connection) -> Redemption:
+            return redeem_link_code(conn, code, platform, account_id, self._clock())
+
+        return await self._state.run_write(redeem)
+
+    async def platform_account_ids(self, platform: str) -> frozenset[str]:
+        found = await self._state.run_read(functools.partial(platform_account_ids, platform=platform))
+        return frozenset(found)
+
+    async def rekey_accounts(self, platform: str, forms: Callable[[str], Mapping[str, str]]) -> int:
+        def rekey(conn: sqlite3.Connection) -> int:
+            renames: dict[str, str] = {}
+            rekeyed = 0
+            for account_id in sorted(platform_account_ids(conn, platform)):
+                renamed = forms(account_id)
+                rekeyed += bool(renamed)
+                renames.update(renamed)
+            rename_account_ids(conn, renames)
+            return rekeyed
+
+        return await self._state.run_write(rekey)

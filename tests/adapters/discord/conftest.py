@@ -14,7 +14,7 @@ import yarl
 
 from adapters.discord import DiscordAdapter, DiscordSettings, create_adapter
 from gateway.adapter_checkpoints import StateCheckpoints
-from gateway.storage.sqlite import open_state_store
+from gateway.storage.sqlite import SqliteStorage, open_state_store
 from tests.adapters.fakes.discord_server import FakeDiscordServer
 from tests.adapters.fakes.recording_sink import RecordingSink
 
@@ -50,7 +50,7 @@ async def checkpoint_reaches(checkpoints: StateCheckpoints, channel_id: int, pos
 @pytest.fixture
 async def checkpoints(tmp_path: Any) -> AsyncIterator[StateCheckpoints]:
     async with open_state_store(tmp_path) as state:
-        yield StateCheckpoints(state, "discord")
+        yield StateCheckpoints(SqliteStorage(state).checkpoints, "discord")
 
 
 @pytest.fixture

@@ -13,9 +13,10 @@ import httpx
 
 from adapters.slack import SlackAdapter, SlackSettings
 from adapters.slack.threads import ThreadMemory, checkpoint_key, parse_checkpoint_key
+from agent_core.storage.sqlite import StateStore
 from gateway.adapter_checkpoints import StateCheckpoints
 from gateway.contracts import Checkpoints, InboundMessage, OutboundMessage
-from gateway.storage.sqlite import open_state_store
+from gateway.storage.sqlite import SqliteStorage, open_state_store
 from tests.adapters.fakes.recording_sink import RecordingSink
 from tests.adapters.fakes.slack_server import FakeSlackServer
 from tests.adapters.slack.conftest import SlackEvents, adapter_settings, serve
@@ -57,13 +58,17 @@ async def plain_replies(
     return {message.chat.chat_id: message.replies_to_bot for message in received}
 
 
+def slack_checkpoints(state: StateStore) -> StateCheckpoints:
+    return StateCheckpoints(SqliteStorage(state).checkpoints, "slack")
+
+
 async def test_threads_the_bot_answered_or_was_mentioned_in_are_still_its_after_a_restart(
     tmp_path: Path, fake: FakeSlackServer
 ) -> None:
     before = RecordingSink()
     async with (
         open_state_store(tmp_path) as state,
-        running(fake, before, StateCheckpoints(state, "slack")) as (
+        running(fake, before, slack_checkpoints(state)) as (
             adapter,
             slack,
         ),
@@ -79,7 +84,7 @@ async def test_threads_the_bot_answered_or_was_mentioned_in_are_still_its_after_
     after, unrelated = RecordingSink(), fake.next_ts()
     async with (
         open_state_store(tmp_path) as state,
-        running(fake, after, StateCheckpoints(state, "slack")) as (
+        running(fake, after, slack_checkpoints(state)) as (
             _,
             slack,
         ),
@@ -95,7 +100,7 @@ async def test_a_thread_quiet_for_longer_than_the_window_is_forgotten_at_restart
 ) -> None:
     async with open_state_store(tmp_path) as state:
         joined = RecordingSink()
-        async with running(fake, joined, StateCheckpoints(state, "slack"), thread_memory_days=2) as (
+        async with running(fake, joined, slack_checkpoints(state), thread_memory_days=2) as (
             _,
             slack,
         ):
@@ -106,12 +111,13 @@ async def test_a_thread_quiet_for_longer_than_the_window_is_forgotten_at_restart
         for days_later, remembered in ((1, True), (3, False)):
             sink = RecordingSink()
             later = time.time() + days_later * DAY_S
-            async with running(
-                fake, sink, StateCheckpoints(state, "slack"), fixed(later), thread_memory_days=2
-            ) as (_, slack):
+            async with running(fake, sink, slack_checkpoints(state), fixed(later), thread_memory_days=2) as (
+                _,
+                slack,
+            ):
                 assert await plain_replies(fake, slack, sink, {GENERAL: root}) == {GENERAL: remembered}
         # The thread went quiet for longer than the window: its record is gone too.
-        assert await StateCheckpoints(state, "slack").load() == {}
+        assert await slack_checkpoints(state).load() == {}
 
 
 class UnwritableCheckpoints:

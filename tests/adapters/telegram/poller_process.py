@@ -1,30 +1,28 @@
-"""A stand-alone gateway stand-in for crash tests: polls with the real adapter, stores event ids in sqlite.
+"""A stand-alone gateway stand-in for crash tests: polls with the real adapter, stores event ids in a file.
 
-Run: ``python -m tests.adapters.telegram.poller_process API_BASE_URL TOKEN DB_PATH STORE_DELAY_S``.
-The sink stores each event id (INSERT OR IGNORE, like the inbound ledger) after a delay that widens the
-window in which a crash can hit; SIGTERM stops the adapter cleanly.
+Run: ``python -m tests.adapters.telegram.poller_process API_BASE_URL TOKEN LEDGER_PATH STORE_DELAY_S``.
+The sink appends each event id as one line (one ``write`` each, so a kill leaves whole lines; a repeat is
+harmless, like the inbound ledger's unique key) after a delay that widens the window in which a crash can
+hit; SIGTERM stops the adapter cleanly.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
-import sqlite3
 import sys
 
 from adapters.telegram import create_adapter
 from gateway.contracts import InboundMessage
 
 
-async def main(api_base_url: str, token: str, db_path: str, delay_s: float) -> None:
-    db = sqlite3.connect(db_path, isolation_level=None)
-    db.execute("CREATE TABLE IF NOT EXISTS ledger (event_id TEXT PRIMARY KEY)")
-    db.execute("CREATE TABLE IF NOT EXISTS offers (event_id TEXT)")
+async def main(api_base_url: str, token: str, ledger_path: str, delay_s: float) -> None:
+    ledger = os.open(ledger_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
     async def sink(message: InboundMessage) -> None:
-        db.execute("INSERT INTO offers VALUES (?)", (message.event_id,))
         await asyncio.sleep(delay_s)  # a slow durable write
-        db.execute("INSERT OR IGNORE INTO ledger VALUES (?)", (message.event_id,))
+        os.write(ledger, f"{message.event_id}\n".encode())
 
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)

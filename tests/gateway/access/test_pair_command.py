@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gateway.access import AccessControl, AccessSettings, Admitted, Denied
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
-from gateway.storage.sqlite import open_state_store
+from gateway.storage.sqlite import SqliteStorage, open_state_store
 
 PAIRING_ON = "access:\n  telegram:\n    pairing: true\n"
 
@@ -32,7 +32,9 @@ def dm_from(user_id: str) -> InboundMessage:
 async def pending_code(home: Path, user_id: str) -> str:
     settings = AccessSettings.model_validate({"telegram": {"pairing": True}})
     async with open_state_store(home) as state:
-        denied = await AccessControl(settings, state).admit(dm_from(user_id))
+        denied = await AccessControl(
+            settings, SqliteStorage(state).identity, SqliteStorage(state).pairing
+        ).admit(dm_from(user_id))
     assert isinstance(denied, Denied) and denied.notice is not None
     return denied.notice.split("pairing code is ")[1][:8]
 
@@ -40,7 +42,9 @@ async def pending_code(home: Path, user_id: str) -> str:
 async def admit(home: Path, user_id: str) -> Admitted | Denied:
     settings = AccessSettings.model_validate({"telegram": {"pairing": True}})
     async with open_state_store(home) as state:
-        return await AccessControl(settings, state).admit(dm_from(user_id))
+        return await AccessControl(
+            settings, SqliteStorage(state).identity, SqliteStorage(state).pairing
+        ).admit(dm_from(user_id))
 
 
 async def test_an_approved_user_is_admitted_and_a_denied_one_is_not(home: Path) -> None:

@@ -17,9 +17,10 @@ from agent_core.llm.scripted import ScriptedClient, StepSource
 from gateway.config import Home, Settings
 from gateway.contracts import Capabilities, ChatRef, SendError
 from gateway.delivery import DeliveryLoop, StreamRegistry
+from gateway.inbound.session_rules import session_key_for
 from gateway.runtime import Gateway, build_gateway, open_runtime, streaming_agent, worker_pool
 
-from ..delivery.recording_adapter import RecordingAdapter
+from ..delivery.recording_adapter import RecordingAdapter, dm
 
 
 class GatedClient(ScriptedClient):
@@ -114,7 +115,7 @@ async def streaming_backbone(
         streams = StreamRegistry()
         adapters = {adapter.name: adapter}
         delivery = DeliveryLoop(
-            state=runtime.state,
+            outbox=gateway.outbox.repository,
             adapters=adapters,
             signals=runtime.signals,
             settings=settings.delivery,
@@ -125,8 +126,10 @@ async def streaming_backbone(
             async with worker_pool(runtime, agent):
 
                 async def outbox() -> Any:
-                    return await runtime.state.run_read(
-                        lambda c: c.execute("SELECT state, text FROM outbox ORDER BY id").fetchall()
-                    )
+                    """(state, text) of each outbox row of ada's DM, the one chat these tests talk in."""
+                    key = session_key_for(dm("", event="-"), settings.sessions).to_string()
+                    live = await runtime.state.live_conversation(key)
+                    rows = [] if live is None else await gateway.outbox.for_conversation(live.id)
+                    return [(row.state, row.text) for row in rows]
 
                 yield StreamingBackbone(gateway, adapter, client, streams, outbox)

@@ -4,7 +4,6 @@ visible failure after bounded attempts, per-chat order across replies."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
 from pathlib import Path
 
@@ -12,7 +11,8 @@ from agent_core.llm.scripted import ScriptedClient, ScriptStep
 from gateway.contracts import BadFormatError, ChatKind, ChatRef, SendError
 from gateway.delivery import ChatBudgets, ChatRate, plain_text
 from gateway.storage.chat_refs import chat_to_text
-from gateway.storage.sqlite.outbox import add_outbox, claim_outbox, record_chunk
+from gateway.storage.outbox import ChunkReceipt, OutboxEntry, OutboxRepository
+from tests.storage.contract.backends import sqlite_backend
 
 from ..queue.harness import backbone, open_config
 from .recording_adapter import RecordingAdapter, dm
@@ -31,7 +31,7 @@ async def test_a_long_reply_goes_out_chunk_by_chunk_retrying_a_rate_limited_chun
         assert time.monotonic() - started >= 0.05  # retry_after waited in full
         keys = [m.idempotency_key for m in adapter.sent]
         assert keys == [f"{keys[0][:-2]}#{n}" for n in range(3)]
-        conversation_id = (await b.jobs())[0][1]
+        conversation_id = (await b.jobs())[0].conversation_id
         # The row is marked sent right after the last chunk went out; wait for that write.
         deadline = time.monotonic() + 10.0
         rows = await b.gateway.outbox.for_conversation(conversation_id)
@@ -62,7 +62,7 @@ async def test_delivery_gives_up_visibly_after_bounded_attempts(home: Path) -> N
     async with backbone(home, adapter=adapter, config=config, on_delivery_failure=hook) as b:
         await b.gateway.pipeline.handle(dm("hi", event="e1"))
         await b.wait_for(lambda: bool(failures))
-        rows = await b.gateway.outbox.for_conversation((await b.jobs())[0][1])
+        rows = await b.gateway.outbox.for_conversation((await b.jobs())[0].conversation_id)
         assert [(r.state, r.attempts) for r in rows] == [("failed", 3)]
         assert rows[0].error is not None and "503" in rows[0].error
         assert failures == [("test", rows[0].error)]
@@ -70,27 +70,19 @@ async def test_delivery_gives_up_visibly_after_bounded_attempts(home: Path) -> N
 
 
 async def test_a_reply_interrupted_mid_way_resumes_at_the_first_unsent_chunk(home: Path) -> None:
+    # A sender that died after the first chunk: its claim has run out, chunk 0's receipt is stored.
+    chat = chat_to_text(ChatRef("test", "dm-ada", ChatKind.DM))
+    async with sqlite_backend(home).open() as storage:
+        outbox: OutboxRepository = storage.outbox
+        await outbox.add(OutboxEntry("cv", "test", chat, "one§two§three", "turn:1", kind="reply"))
+        (item,) = await outbox.claim(["test"], "dead", claim_s=0.0, limit=1)
+        await outbox.record_chunk(item.id, ChunkReceipt(0, "m-old"))
     adapter = RecordingAdapter(split="§")
     async with backbone(home, adapter=adapter, workers=False) as b:
-        chat = ChatRef("test", "dm-ada", ChatKind.DM)
-
-        def crashed_sender(conn: sqlite3.Connection) -> None:
-            add_outbox(
-                conn,
-                conversation_id="cv",
-                platform="test",
-                chat_ref=chat_to_text(chat),
-                text="one§two§three",
-                idempotency_key="turn:1",
-                kind="reply",
-                now=time.time(),
-            )
-            (item,) = claim_outbox(conn, ["test"], "dead", now=0.0, claim_s=1.0, limit=1)
-            record_chunk(conn, item.id, 0, "m-old", time.time())
-
-        await b.runtime.state.run_write(crashed_sender)
-        b.runtime.signals.outbox.set()
         assert await b.wait_sent(2) == ["two", "three"]
+        await b.wait_for(lambda: b.delivery.sent == 1)
+        (row,) = await b.gateway.outbox.for_conversation("cv")
+    assert (row.state, row.chunks_sent) == ("sent", 3)
 
 
 async def test_replies_to_one_chat_keep_their_order(home: Path) -> None:

@@ -16,6 +16,8 @@ from pydantic import SecretStr
 from gateway.config import Home, HttpSettings, Settings
 from gateway.http import AdminBackend, Metrics, PairingBook, Readiness, adapters_probe, create_app, serve_http
 from gateway.runtime import Runtime, open_runtime
+from gateway.storage.admin_reads import MAX_PAGE, AdminReads, MessageRow
+from gateway.storage.sqlite import SqliteStorage
 from gateway.webchat import WebChatAdapter
 from tests.gateway.http.turn_double import InlineTurns
 
@@ -43,6 +45,26 @@ class Gateway:
 GatewayFactory = Callable[..., Awaitable[Gateway]]
 
 
+def reads_of(runtime: Runtime) -> AdminReads:
+    return SqliteStorage(runtime.state).admin
+
+
+async def stored_messages(runtime: Runtime, role: str | None = None) -> list[MessageRow]:
+    """Every stored message (of ``role``) in every conversation, oldest first, through the admin port."""
+    reads = reads_of(runtime)
+    found: list[MessageRow] = []
+    for conversation in (await reads.conversations(limit=MAX_PAGE)).rows:
+        found += await reads.messages(conversation.id, limit=MAX_PAGE)
+    return sorted((m for m in found if role is None or m.role == role), key=lambda m: m.id)
+
+
+async def accounts_on(runtime: Runtime, platform: str) -> dict[str, str]:
+    """The stored accounts of ``platform``: account id -> person id, through the admin port."""
+    persons = (await reads_of(runtime).persons(limit=MAX_PAGE)).rows
+    prefix = f"{platform}:"
+    return {a.removeprefix(prefix): p.id for p in persons for a in p.accounts if a.startswith(prefix)}
+
+
 @pytest.fixture
 async def runtime(home: Path) -> AsyncIterator[Runtime]:
     async with open_runtime(Home(home), Settings()) as rt:
@@ -60,7 +82,8 @@ def build_app(
     """Every part mounted; ``http_settings`` are further ``HttpSettings`` fields (e.g. ``allowed_hosts``)."""
     web, api = WebChatAdapter("web"), WebChatAdapter("api")
     turns = InlineTurns(runtime, {"web": web, "api": api})
-    metrics = Metrics(runtime.state)
+    reads = SqliteStorage(runtime.state).admin
+    metrics = Metrics(reads, store_stats=runtime.state.stats)
     http = HttpSettings(
         admin_token=SecretStr(admin_token) if admin_token else None,
         api_token=SecretStr(api_token) if api_token else None,
@@ -80,7 +103,8 @@ def build_app(
         webchat=web,
         api_channel=api,
         metrics=metrics,
-        admin=AdminBackend(runtime.state, runtime.memory, pairing),
+        admin=AdminBackend(reads, runtime.state, runtime.memory, runtime.search, pairing),
+        reads=reads,
     )
     return Gateway(runtime, app, web, api, turns, metrics)
 

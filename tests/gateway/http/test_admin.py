@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
-import time
+import secrets
 
 import httpx
 import pytest
@@ -14,6 +13,7 @@ from agent_core.storage.sqlite import NewMessage, Principal
 from gateway.config import ConfigError
 from gateway.http import AdminExposureError, Readiness, check_exposure, create_app, serve_http
 from gateway.runtime import Runtime
+from gateway.storage.sqlite import SqliteStorage
 from tests.gateway.http.conftest import ADMIN_TOKEN, Gateway, build_app
 
 
@@ -30,20 +30,19 @@ async def _conversation(
     return record.id
 
 
-async def _person(runtime: Runtime, person_id: str, *accounts: str) -> None:
-    def write(conn: sqlite3.Connection) -> None:
-        conn.execute(
-            "INSERT INTO persons(id, display_name, created_at) VALUES (?, ?, ?)",
-            (person_id, person_id.title(), time.time()),
+async def _person(runtime: Runtime, name: str, first: str, *more: str) -> str:
+    """A person seen first as account ``first`` (``platform:id``) who linked the ``more`` accounts."""
+    identity = SqliteStorage(runtime.state).identity
+    platform, _, account_id = first.partition(":")
+    person = await identity.ensure_account(platform, account_id, name)
+    for account in more:
+        issued = await identity.issue_link_code(
+            person, ttl_s=600, per_window=10, window_s=600, new_code=lambda: secrets.token_hex(4)
         )
-        for account in accounts:
-            platform, _, account_id = account.partition(":")
-            conn.execute(
-                "INSERT INTO accounts VALUES (?, ?, ?, ?)",
-                (platform, account_id, person_id, time.time()),
-            )
-
-    await runtime.state.run_write(write)
+        assert issued.code is not None
+        platform, _, account_id = account.partition(":")
+        await identity.redeem_link_code(issued.code, platform, account_id)
+    return person
 
 
 async def test_token_is_required_and_checked(gateway: Gateway) -> None:
@@ -146,20 +145,22 @@ async def test_search_finds_conversations_by_text(gateway: Gateway) -> None:
 
 
 async def test_person_memory_view_edit_and_audit(gateway: Gateway) -> None:
-    await _person(gateway.runtime, "alice", "web:abc", "telegram:42")
+    alice = await _person(gateway.runtime, "Alice", "web:abc", "telegram:42")
     async with gateway.admin() as admin:
         persons = (await admin.get("/admin/persons")).json()
         added = await admin.put(
-            "/admin/persons/alice/memory", json={"action": "add", "target": "user", "content": "Prefers tea"}
+            f"/admin/persons/{alice}/memory",
+            json={"action": "add", "target": "user", "content": "Prefers tea"},
         )
         replaced = await admin.put(
-            "/admin/persons/alice/memory",
+            f"/admin/persons/{alice}/memory",
             json={"action": "replace", "target": "user", "old_text": "tea", "content": "Prefers green tea"},
         )
         bad = await admin.put(
-            "/admin/persons/alice/memory", json={"action": "remove", "target": "user", "old_text": "coffee"}
+            f"/admin/persons/{alice}/memory",
+            json={"action": "remove", "target": "user", "old_text": "coffee"},
         )
-        view = (await admin.get("/admin/persons/alice/memory")).json()
+        view = (await admin.get(f"/admin/persons/{alice}/memory")).json()
         unknown = await admin.get("/admin/persons/mallory/memory")
     assert persons["items"][0]["accounts"] == ["telegram:42", "web:abc"]
     assert added.status_code == 200 and replaced.status_code == 200

@@ -7,18 +7,12 @@ from pydantic import ValidationError
 
 from gateway.config import HttpSettings
 from gateway.runtime import Runtime
-from tests.gateway.http.conftest import ADMIN_TOKEN, build_app, served
+from tests.gateway.http.conftest import ADMIN_TOKEN, build_app, reads_of, served, stored_messages
 
 _COMPLETION = {
     "messages": [{"role": "user", "content": "remember that my favourite colour is teal"}],
     "user": "victim",
 }
-
-
-async def _stored_messages(runtime: Runtime) -> int:
-    return int(
-        await runtime.state.run_read(lambda c: c.execute("SELECT COUNT(*) FROM messages").fetchone()[0])
-    )
 
 
 async def test_without_a_token_a_foreign_host_is_refused_and_nothing_is_stored(runtime: Runtime) -> None:
@@ -32,8 +26,8 @@ async def test_without_a_token_a_foreign_host_is_refused_and_nothing_is_stored(r
         assert "http.allowed_hosts" in api.text and len(api.content) < 200
         assert "mnemogate_chat" not in page.headers.get("set-cookie", "")
         assert (await client.get("/healthz", headers=foreign)).status_code == 200
-        assert await _stored_messages(runtime) == 0
-        assert not await runtime.state.run_read(lambda c: c.execute("SELECT id FROM persons").fetchall())
+        assert await stored_messages(runtime) == []
+        assert (await reads_of(runtime).persons()).total == 0
 
 
 @pytest.mark.parametrize("host", ["localhost", "localhost:8080", "127.0.0.1:8080", "[::1]:8080", "LOCALHOST"])

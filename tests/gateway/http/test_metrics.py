@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
+from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from agent_core.storage.sqlite import Principal, TokenUsage
 from gateway.http import Metrics
+from gateway.storage.admin_reads import FinishedTurn, GatewayCounters
 from tests.gateway.http.conftest import Gateway
 
 
@@ -20,41 +21,33 @@ def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     return found
 
 
-async def _jobs(gateway: Gateway, states: list[tuple[str, float]]) -> None:
-    """Turn-job rows as the queue leaves them (state, seconds from enqueue to finish)."""
+@dataclass
+class _Reads:
+    """The two reads a scrape makes, answered from fixed rows (the backend's are contract-tested)."""
+
+    counters: GatewayCounters
+    finished: tuple[FinishedTurn, ...] = ()
+
+    async def gateway_counters(self) -> GatewayCounters:
+        return self.counters
+
+    async def finished_turns(self, finished_after: float, *, limit: int = 10_000) -> tuple[FinishedTurn, ...]:
+        return tuple(turn for turn in self.finished if turn.finished_at > finished_after)[:limit]
+
+
+def _reads(jobs: dict[str, int], outbox: dict[str, int], latencies: list[float]) -> _Reads:
     now = time.time()
-
-    def write(conn: sqlite3.Connection) -> None:
-        for state, seconds in states:
-            finished = now if state in ("done", "failed") else None
-            conn.execute(
-                "INSERT INTO turn_jobs(conversation_id, state, created_at, finished_at)"
-                " VALUES ('c', ?, ?, ?)",
-                (state, now - seconds, finished),
-            )
-        conn.execute(
-            "INSERT INTO outbox(conversation_id, chat_ref, idempotency_key, text, state, created_at)"
-            " VALUES ('c', 'web', 'k1', 'x', 'failed', ?)",
-            (now,),
-        )
-
-    await gateway.runtime.state.run_write(write)
+    counters = GatewayCounters(tuple(jobs.items()), tuple(outbox.items()), 120, 30, 100, 0)
+    return _Reads(counters, tuple(FinishedTurn(n, now + n, s) for n, s in enumerate(latencies, start=1)))
 
 
-async def test_scrape_reports_turns_latency_queue_tokens_and_failures(gateway: Gateway) -> None:
-    await _jobs(
-        gateway,
-        [("done", 0.2), ("done", 3.0), ("failed", 0.05), ("queued", 0), ("queued", 0), ("running", 0)],
+async def test_scrape_maps_the_stored_counters_to_turns_latency_queue_tokens_and_failures() -> None:
+    reads = _reads(
+        {"done": 2, "failed": 1, "queued": 2, "running": 1}, {"failed": 1, "pending": 3}, [0.2, 3, 0.05]
     )
-    record = await gateway.runtime.state.ensure_conversation("web:-:dm:m:-:-", Principal(person_id="p"))
-    await gateway.runtime.state.add_usage(
-        record.tip_session_id, TokenUsage(input_tokens=120, output_tokens=30, cache_read_tokens=100)
-    )
-    gateway.metrics.count_inbound("web", "accepted")
-    async with gateway.client() as client:
-        response = await client.get("/metrics")
-    assert response.headers["content-type"].startswith("text/plain")
-    samples = _samples(response.text)
+    metrics = Metrics(reads)
+    metrics.count_inbound("web", "accepted")
+    samples = _samples((await metrics.render()).decode())
     assert samples[("mnemogate_turns_total", (("outcome", "ok"),))] == 2
     assert samples[("mnemogate_turns_total", (("outcome", "failed"),))] == 1
     assert samples[("mnemogate_queue_depth", (("state", "queued"),))] == 2
@@ -64,17 +57,31 @@ async def test_scrape_reports_turns_latency_queue_tokens_and_failures(gateway: G
     assert samples[("mnemogate_model_tokens_total", (("kind", "cache_read"),))] == 100
     assert samples[("mnemogate_model_tokens_total", (("kind", "input"),))] == 120
     assert samples[("mnemogate_delivery_failures_total", ())] == 1
-    assert ("mnemogate_db_write_retries_total", ()) in samples
-    assert samples[("mnemogate_memory_provider_healthy", (("provider", "builtin"),))] == 1
+    assert samples[("mnemogate_outbox_pending", ())] == 3
     assert samples[("mnemogate_inbound_messages_total", (("outcome", "accepted"), ("platform", "web")))] == 1
 
 
-async def test_latency_is_observed_once_per_turn_across_scrapes(gateway: Gateway) -> None:
-    await _jobs(gateway, [("done", 0.5)])
-    async with gateway.client() as client:
-        await client.get("/metrics")
-        second = _samples((await client.get("/metrics")).text)
+async def test_latency_is_observed_once_per_turn_across_scrapes() -> None:
+    metrics = Metrics(_reads({"done": 1}, {}, [0.5]))
+    await metrics.render()
+    second = _samples((await metrics.render()).decode())
     assert second[("mnemogate_turn_latency_seconds_count", ())] == 1
+
+
+async def test_the_served_scrape_reads_the_database(gateway: Gateway) -> None:
+    record = await gateway.runtime.state.ensure_conversation("web:-:dm:m:-:-", Principal(person_id="p"))
+    await gateway.runtime.state.add_usage(
+        record.tip_session_id, TokenUsage(input_tokens=120, output_tokens=30, cache_read_tokens=100)
+    )
+    async with gateway.client() as client:
+        response = await client.get("/metrics")
+    assert response.headers["content-type"].startswith("text/plain")
+    samples = _samples(response.text)
+    assert samples[("mnemogate_model_tokens_total", (("kind", "cache_read"),))] == 100
+    assert samples[("mnemogate_model_tokens_total", (("kind", "input"),))] == 120
+    assert samples[("mnemogate_turns_total", (("outcome", "ok"),))] == 0
+    assert ("mnemogate_db_write_retries_total", ()) in samples
+    assert samples[("mnemogate_memory_provider_healthy", (("provider", "builtin"),))] == 1
 
 
 async def test_each_app_has_its_own_registry() -> None:

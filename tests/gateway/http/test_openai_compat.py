@@ -8,7 +8,14 @@ from pathlib import Path
 import openai
 import pytest
 
-from tests.gateway.http.conftest import ADMIN_TOKEN, API_TOKEN, Gateway
+from tests.gateway.http.conftest import (
+    ADMIN_TOKEN,
+    API_TOKEN,
+    Gateway,
+    accounts_on,
+    reads_of,
+    stored_messages,
+)
 from tests.gateway.webchat.served_gateway import ADMIN_TOKEN as SERVED_ADMIN_TOKEN
 from tests.gateway.webchat.served_gateway import API_TOKEN as SERVED_API_TOKEN
 from tests.gateway.webchat.served_gateway import Served, eventually, idle, served, served_settings
@@ -36,13 +43,9 @@ async def test_completion_answers_the_last_user_message_in_the_users_conversatio
     assert text.startswith("[offline model]") and "what is the weather" in text
     assert first.choices[0].finish_reason == "stop"
     assert first.usage is not None
-    convs = await gateway.runtime.state.run_read(
-        lambda c: c.execute("SELECT count(*) FROM conversations WHERE platform = 'api'").fetchone()[0]
-    )
-    assert convs == 1
-    (session_key, conversation_id) = await gateway.runtime.state.run_read(
-        lambda c: c.execute("SELECT session_key, id FROM conversations WHERE platform = 'api'").fetchone()
-    )
+    convs = await reads_of(gateway.runtime).conversations(platform="api")
+    assert convs.total == 1
+    session_key, conversation_id = convs.rows[0].session_key, convs.rows[0].id
     assert session_key.endswith(".ops%2Dbot:-:-") and API_TOKEN not in session_key
     users = [
         m.content
@@ -133,15 +136,12 @@ async def test_overlapping_requests_for_one_user_each_get_their_own_answer(home:
 async def test_requests_without_user_neither_share_a_person_nor_get_each_others_answers(home: Path) -> None:
     async with served(home) as gateway:
         answers = await _overlap(gateway, ["alpha", "beta"], None)
-        accounts = await gateway.runtime.state.run_read(
-            lambda c: [r[0] for r in c.execute("SELECT account_id FROM accounts WHERE platform = 'api'")]
-        )
-        persons = await gateway.count("SELECT count(DISTINCT person_id) FROM accounts WHERE platform = 'api'")
-        conversations = await gateway.count("SELECT count(*) FROM conversations WHERE platform = 'api'")
+        accounts = await accounts_on(gateway.runtime, "api")
+        conversations = (await reads_of(gateway.runtime).conversations(platform="api")).total
     assert "alpha" in answers[0] and "beta" not in answers[0]
     assert "beta" in answers[1] and "alpha" not in answers[1]
     assert "default" not in accounts
-    assert persons == 2 and conversations == 2
+    assert len(set(accounts.values())) == 2 and conversations == 2
 
 
 async def test_an_api_conversation_belongs_to_the_token_and_user_and_never_shows_the_token(
@@ -152,10 +152,8 @@ async def test_an_api_conversation_belongs_to_the_token_and_user_and_never_shows
             await _ask(api, "from the api token", "same-name")
             again = await _ask(api, "again", "same-name")
             other = await _ask(admin, "from the admin token", "same-name")
-        accounts = await gateway.runtime.state.run_read(
-            lambda c: [r[0] for r in c.execute("SELECT account_id FROM accounts WHERE platform = 'api'")]
-        )
-        conversations = await gateway.count("SELECT count(*) FROM conversations WHERE platform = 'api'")
+        accounts = list(await accounts_on(gateway.runtime, "api"))
+        conversations = (await reads_of(gateway.runtime).conversations(platform="api")).total
     assert "again" in again and "from the admin token" in other
     assert conversations == 2 and len(accounts) == 2
     assert all(account.endswith("same-name") for account in accounts)
@@ -170,8 +168,6 @@ async def test_a_rate_limited_completion_is_a_429_with_retry_after_and_is_not_st
         with pytest.raises(openai.RateLimitError) as refused:
             await _ask(client, "three", "limited")
         await idle(gateway)
-        stored = await gateway.runtime.state.run_read(
-            lambda c: [r[0] for r in c.execute("SELECT content FROM messages WHERE role = 'user'")]
-        )
+        stored = [m.content for m in await stored_messages(gateway.runtime, "user")]
     assert int(refused.value.response.headers["retry-after"]) >= 1
     assert stored == ["one", "two"]

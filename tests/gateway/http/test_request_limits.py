@@ -7,18 +7,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.gateway.http.conftest import API_TOKEN, Gateway
+from tests.gateway.http.conftest import API_TOKEN, Gateway, stored_messages
 
 _HUGE = 20 * 1024 * 1024
 _JSON = {"Content-Type": "application/json", "Authorization": f"Bearer {API_TOKEN}"}
 
 
 async def _stored_messages(gateway: Gateway) -> int:
-    return int(
-        await gateway.runtime.state.run_read(
-            lambda c: c.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
-        )
-    )
+    return len(await stored_messages(gateway.runtime))
 
 
 async def test_a_20_mb_message_gets_a_short_413_before_it_is_parsed(gateway: Gateway) -> None:

@@ -10,6 +10,7 @@ from agent_core.memory import MemorySettings, MemoryStores
 from agent_core.storage.sqlite import StateStore
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.identity import ALPHABET, Accounts, LinkError, LinkSettings
+from gateway.storage.sqlite.persons import SqliteIdentity
 from tests.gateway.conftest import ManualClock
 
 TELEGRAM = UserRef("telegram", "100", display_name="Ada")
@@ -26,7 +27,7 @@ def dm(user: UserRef, text: str, kind: ChatKind = ChatKind.DM) -> InboundMessage
 async def test_a_code_from_telegram_redeemed_on_slack_makes_one_person(
     state: StateStore, clock: ManualClock
 ) -> None:
-    accounts = Accounts(state, clock=clock)
+    accounts = Accounts(SqliteIdentity(state, clock=clock))
     ada = await accounts.person_for(TELEGRAM)
     code = await accounts.issue_link_code(ada)
     assert 6 <= len(code) <= 8 and set(code) <= set(ALPHABET)
@@ -41,7 +42,7 @@ async def test_a_code_from_telegram_redeemed_on_slack_makes_one_person(
 
 
 async def test_a_used_code_is_refused_the_second_time(state: StateStore, clock: ManualClock) -> None:
-    accounts = Accounts(state, clock=clock)
+    accounts = Accounts(SqliteIdentity(state, clock=clock))
     code = await accounts.issue_link_code(await accounts.person_for(TELEGRAM))
     await accounts.redeem_link_code(code, SLACK)
     with pytest.raises(LinkError, match="already used"):
@@ -52,7 +53,7 @@ async def test_a_used_code_is_refused_the_second_time(state: StateStore, clock: 
 
 
 async def test_an_expired_code_is_refused_and_links_nothing(state: StateStore, clock: ManualClock) -> None:
-    accounts = Accounts(state, clock=clock)
+    accounts = Accounts(SqliteIdentity(state, clock=clock))
     ada = await accounts.person_for(TELEGRAM)
     code = await accounts.issue_link_code(ada)
     clock.advance(10 * 60 + 1)
@@ -62,7 +63,7 @@ async def test_an_expired_code_is_refused_and_links_nothing(state: StateStore, c
 
 
 async def test_a_code_still_works_just_before_it_expires(state: StateStore, clock: ManualClock) -> None:
-    accounts = Accounts(state, clock=clock)
+    accounts = Accounts(SqliteIdentity(state, clock=clock))
     ada = await accounts.person_for(TELEGRAM)
     code = await accounts.issue_link_code(ada)
     clock.advance(10 * 60 - 1)
@@ -73,21 +74,21 @@ async def test_a_code_still_works_just_before_it_expires(state: StateStore, cloc
 async def test_unknown_or_malformed_codes_get_clear_errors(
     state: StateStore, typed: str, message: str
 ) -> None:
-    accounts = Accounts(state)
+    accounts = Accounts(SqliteIdentity(state))
     await accounts.issue_link_code(await accounts.person_for(TELEGRAM))
     with pytest.raises(LinkError, match=message):
         await accounts.redeem_link_code(typed, SLACK)
 
 
 async def test_redeeming_your_own_code_changes_nothing(state: StateStore) -> None:
-    accounts = Accounts(state)
+    accounts = Accounts(SqliteIdentity(state))
     code = await accounts.issue_link_code(await accounts.person_for(TELEGRAM))
     with pytest.raises(LinkError, match="already linked"):
         await accounts.redeem_link_code(code, TELEGRAM)
 
 
 async def test_a_new_code_voids_the_previous_one(state: StateStore) -> None:
-    accounts = Accounts(state)
+    accounts = Accounts(SqliteIdentity(state))
     ada = await accounts.person_for(TELEGRAM)
     old = await accounts.issue_link_code(ada)
     new = await accounts.issue_link_code(ada)
@@ -97,7 +98,7 @@ async def test_a_new_code_voids_the_previous_one(state: StateStore) -> None:
 
 
 async def test_issuing_codes_is_rate_limited_per_person(state: StateStore, clock: ManualClock) -> None:
-    accounts = Accounts(state, link=LinkSettings(codes_per_hour=3), clock=clock)
+    accounts = Accounts(SqliteIdentity(state, clock=clock), link=LinkSettings(codes_per_hour=3))
     ada = await accounts.person_for(TELEGRAM)
     for _ in range(3):
         await accounts.issue_link_code(ada)
@@ -112,7 +113,7 @@ async def test_issuing_codes_is_rate_limited_per_person(state: StateStore, clock
 
 async def test_linking_keeps_the_old_persons_memory_and_says_so(home: Path, state: StateStore) -> None:
     memory = MemoryStores(home, MemorySettings())
-    accounts = Accounts(state, memory=memory)
+    accounts = Accounts(SqliteIdentity(state), memory=memory)
     ada = await accounts.person_for(TELEGRAM)
     slack_before = await accounts.person_for(SLACK)
     added = await memory.add(
@@ -134,7 +135,7 @@ async def test_linking_keeps_the_old_persons_memory_and_says_so(home: Path, stat
 
 
 async def test_linking_an_account_without_memory_does_not_mention_it(home: Path, state: StateStore) -> None:
-    accounts = Accounts(state, memory=MemoryStores(home, MemorySettings()))
+    accounts = Accounts(SqliteIdentity(state), memory=MemoryStores(home, MemorySettings()))
     code = await accounts.issue_link_code(await accounts.person_for(TELEGRAM))
     await accounts.person_for(SLACK)
     outcome = await accounts.link(code, SLACK)
@@ -142,7 +143,7 @@ async def test_linking_an_account_without_memory_does_not_mention_it(home: Path,
 
 
 async def test_the_link_command_issues_and_redeems_in_direct_messages(state: StateStore) -> None:
-    accounts = Accounts(state)
+    accounts = Accounts(SqliteIdentity(state))
     reply = await accounts.handle_link(dm(TELEGRAM, "/link"), "")
     code = reply.split("Your link code is ")[1][:8]
     assert f"/link {code}" in reply and "10 minutes" in reply
@@ -151,13 +152,13 @@ async def test_the_link_command_issues_and_redeems_in_direct_messages(state: Sta
 
 
 async def test_the_link_command_refuses_to_show_a_code_in_a_group(state: StateStore) -> None:
-    accounts = Accounts(state)
+    accounts = Accounts(SqliteIdentity(state))
     reply = await accounts.handle_link(dm(TELEGRAM, "/link", ChatKind.GROUP), "")
     assert "direct message" in reply and "code is" not in reply
 
 
 async def test_a_code_posted_in_a_group_is_voided(state: StateStore) -> None:
-    accounts = Accounts(state)
+    accounts = Accounts(SqliteIdentity(state))
     ada = await accounts.person_for(TELEGRAM)
     code = await accounts.issue_link_code(ada)
     reply = await accounts.handle_link(dm(SLACK, f"/link {code}", ChatKind.GROUP), code)

@@ -7,6 +7,7 @@ import pytest
 from agent_core.storage.sqlite import StateStore
 from gateway.contracts import UserRef
 from gateway.identity import ALPHABET, Pairing, PairingError, PairingState
+from gateway.storage.sqlite.pairing import SqlitePairing
 from tests.gateway.conftest import ManualClock
 
 
@@ -17,7 +18,7 @@ def user(n: int, platform: str = "telegram") -> UserRef:
 async def test_an_account_gets_one_code_and_resending_returns_it(
     state: StateStore, clock: ManualClock
 ) -> None:
-    pairing = Pairing(state, clock=clock)
+    pairing = Pairing(SqlitePairing(state, clock=clock))
     first = await pairing.request(user(1))
     clock.advance(120)
     again = await pairing.request(user(1))
@@ -31,7 +32,7 @@ async def test_an_account_gets_one_code_and_resending_returns_it(
 
 
 async def test_new_codes_are_capped_per_platform_per_hour(state: StateStore, clock: ManualClock) -> None:
-    pairing = Pairing(state, codes_per_hour=3, clock=clock)
+    pairing = Pairing(SqlitePairing(state, clock=clock), codes_per_hour=3)
     for n in range(3):
         assert (await pairing.request(user(n))).issued
         clock.advance(10)
@@ -46,7 +47,7 @@ async def test_new_codes_are_capped_per_platform_per_hour(state: StateStore, clo
 
 
 async def test_approve_admits_and_deny_revokes(state: StateStore, clock: ManualClock) -> None:
-    pairing = Pairing(state, clock=clock)
+    pairing = Pairing(SqlitePairing(state, clock=clock))
     ticket = await pairing.request(user(5))
     assert ticket.request is not None
     code = ticket.request.code
@@ -68,7 +69,7 @@ async def test_approve_admits_and_deny_revokes(state: StateStore, clock: ManualC
 
 
 async def test_decisions_on_unknown_or_decided_codes_are_clear_errors(state: StateStore) -> None:
-    pairing = Pairing(state)
+    pairing = Pairing(SqlitePairing(state))
     ticket = await pairing.request(user(1))
     assert ticket.request is not None
     with pytest.raises(PairingError, match="no pairing request has code ZZZZZZZZ") as unknown:

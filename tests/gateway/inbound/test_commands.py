@@ -30,16 +30,20 @@ async def test_help_lists_every_command_from_the_table(home: Path) -> None:
 
 async def test_a_retried_command_runs_once(home: Path) -> None:
     async with backbone(home) as b:
-        await b.gateway.pipeline.handle(dm("hello", event="e1"))
+        first = await b.gateway.pipeline.process(dm("hello", event="e1"))
         await b.wait_sent(1)
         new = dm("/new", event="e2")
-        outcomes = [await b.gateway.pipeline.process(new) for _ in range(3)]
+        key = SessionKey("test", KeyScope.DM, "dm-ada").to_string()
+        outcomes = [await b.gateway.pipeline.process(new)]
+        fresh = await b.runtime.state.live_conversation(key)
+        outcomes += [await b.gateway.pipeline.process(new) for _ in range(2)]
         assert [o.reason for o in outcomes] == ["command", "duplicate", "duplicate"]
         await b.wait_sent(2)
-        conversations = await b.runtime.state.run_read(
-            lambda c: c.execute("SELECT end_reason FROM conversations ORDER BY created_at").fetchall()
-        )
-        assert conversations == [("new",), (None,)]  # ended once, one fresh conversation
+        ended = await b.runtime.state.get_conversation(first.conversation_id or "")
+        assert ended is not None and ended.end_reason == "new"
+        live = await b.runtime.state.live_conversation(key)
+        # Ended once, one fresh conversation: the retries did not start another.
+        assert fresh is not None and live is not None and live.id == fresh.id != ended.id
 
 
 async def test_new_and_reset_end_the_conversation_with_their_reason(home: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gateway.access import NOT_ALLOWED
 from gateway.contracts import ChatKind, InboundMessage
+from gateway.storage.chat_refs import chat_to_text
 
 from ..delivery.recording_adapter import dm
 from ..queue.harness import backbone, open_config
@@ -108,23 +109,21 @@ async def test_a_refused_message_whose_sender_waits_is_returned_to_it_and_not_st
         refused = await b.gateway.pipeline.handle(_waiting("m1", "e1"))
         retried = await b.gateway.pipeline.handle(_waiting("m1", "e1"))
         assert await b.wait_sent(1) == ["echo: m0"]
-        recorded = await b.runtime.state.run_read(
-            lambda c: [r[0] for r in c.execute("SELECT event_id FROM inbound_events ORDER BY event_id")]
-        )
-        notices = await b.runtime.state.run_read(
-            lambda c: c.execute("SELECT count(*) FROM outbox WHERE kind = 'rate_limited'").fetchone()[0]
+        recorded = [event for event in ("e0", "e1") if await b.queue.seen("test", event)]
+        notices = await b.gateway.outbox.repository.chat_notices(
+            chat_to_text(dm("", event="-").chat), since=0
         )
     assert first.accepted and not refused.accepted
     assert refused.reason == "rate_limited" and (refused.retry_after_s or 0) > 0 and refused.notice
     assert retried.reason == "rate_limited"  # judged again, not taken for a duplicate of a stored event
-    assert recorded == ["e0"] and notices == 0
+    assert recorded == ["e0"] and notices == ()
 
 
 async def test_a_denied_sender_who_waits_gets_the_refusal_in_the_outcome(home: Path) -> None:
     async with backbone(home, config={}) as b:
-        outcome = await b.gateway.pipeline.handle(_waiting("hi", "e1"))
-        queued = await b.runtime.state.run_read(
-            lambda c: c.execute("SELECT count(*) FROM outbox").fetchone()[0]
-        )
+        waiting = _waiting("hi", "e1")
+        outcome = await b.gateway.pipeline.handle(waiting)
+        notices = await b.gateway.outbox.repository.chat_notices(chat_to_text(waiting.chat), since=0)
+        jobs = await b.jobs()
     assert (outcome.accepted, outcome.reason, outcome.notice) == (False, "denied", NOT_ALLOWED)
-    assert queued == 0
+    assert notices == () and jobs == []

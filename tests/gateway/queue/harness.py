@@ -20,6 +20,8 @@ from gateway.config import Home, Settings
 from gateway.delivery import DeliveryLoop, FailureHook
 from gateway.queue import WorkerPool
 from gateway.runtime import Gateway, Runtime, build_gateway, open_runtime, worker_pool
+from gateway.storage.queue import JobRecord, TurnQueueRepository
+from gateway.storage.sqlite import SqliteStorage
 
 from ..delivery.recording_adapter import RecordingAdapter
 
@@ -63,12 +65,12 @@ class Backbone:
         await self.wait_for(lambda: len(self.adapter.sent) >= count, timeout)
         return self.adapter.texts()
 
-    async def jobs(self) -> list[tuple[Any, ...]]:
-        return await self.runtime.state.run_read(
-            lambda c: c.execute(
-                "SELECT id, conversation_id, state, started_at, finished_at, error FROM turn_jobs ORDER BY id"
-            ).fetchall()
-        )
+    @property
+    def queue(self) -> TurnQueueRepository:
+        return SqliteStorage(self.runtime.state).queue
+
+    async def jobs(self) -> list[JobRecord]:
+        return await self.queue.jobs()
 
 
 @contextlib.asynccontextmanager
@@ -88,7 +90,7 @@ async def backbone(
         recording = adapter or RecordingAdapter()
         await recording.start(gateway.pipeline.handle)
         delivery = DeliveryLoop(
-            state=runtime.state,
+            outbox=gateway.outbox.repository,
             adapters={recording.name: recording},
             signals=runtime.signals,
             settings=settings.delivery,

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 from agent_core.llm import LLMError
 from agent_core.llm.scripted import ScriptedClient, ScriptStep
 from gateway.contracts import ChatKind, InboundMessage
-from gateway.queue import ERROR_REPLY, INTERRUPT_WHEN_BUSY, QUEUE_WHEN_BUSY
-from gateway.storage.sqlite.jobs import claim_jobs
+from gateway.inbound.session_rules import session_key_for
+from gateway.queue import ERROR_REPLY, INTERRUPT_WHEN_BUSY, QUEUE_WHEN_BUSY, TurnQueue
+from gateway.storage.sqlite.jobs import SqliteTurnQueue
 
 from ..delivery.recording_adapter import dm
 from .clients import PacedClient
@@ -52,7 +54,7 @@ async def test_queue_policy_coalesces_messages_sent_during_a_turn_with_one_ack(h
         gate.set()
         sent = await b.wait_sent(3)
         assert sent == [QUEUE_WHEN_BUSY.ack_text, "echo: first", "echo: more 2 | more 3 | more 4"]
-        states = [(job[2], job[5]) for job in await b.jobs()]
+        states = [(job.state, job.error) for job in await b.jobs()]
         assert states == [("done", None), ("done", None)]
 
 
@@ -66,7 +68,7 @@ async def test_interrupt_policy_cancels_the_running_turn_and_answers_everything(
         sent = await b.wait_sent(2, timeout=8)
         assert sent == [INTERRUPT_WHEN_BUSY.ack_text, "echo: write an essay | actually, a haiku"]
         jobs = await b.jobs()
-        assert [job[5] for job in jobs] == ["interrupted", None]
+        assert [job.error for job in jobs] == ["interrupted", None]
 
 
 async def test_stop_cancels_the_running_turn_and_queued_messages(home: Path) -> None:
@@ -79,7 +81,10 @@ async def test_stop_cancels_the_running_turn_and_queued_messages(home: Path) -> 
         await b.wait_for(lambda: b.pool is not None and b.pool.in_flight == 0)
         await b.wait_sent(2)
         assert b.adapter.texts() == [QUEUE_WHEN_BUSY.ack_text, "Stopped."]
-        assert [(job[2], job[5]) for job in await b.jobs()] == [("done", "stopped"), ("failed", "stopped")]
+        assert [(job.state, job.error) for job in await b.jobs()] == [
+            ("done", "stopped"),
+            ("failed", "stopped"),
+        ]
         await b.gateway.pipeline.handle(dm("new question", event="e4"))
         assert (await b.wait_sent(3))[-1] == "echo: new question"
 
@@ -91,8 +96,8 @@ async def test_a_failing_model_gives_a_clear_error_reply_and_a_valid_transcript(
         (reply,) = await b.wait_sent(1)
         assert "couldn't get an answer" in reply and "the provider is down" in reply
         (job,) = await b.jobs()
-        assert job[2] == "failed"
-        conversation = job[1]
+        assert job.state == "failed"
+        conversation = job.conversation_id
         messages = await b.runtime.state.conversation_messages(conversation)
         assert [m.role for m in messages] == ["user", "assistant"]
         assert messages[1].content == reply
@@ -106,7 +111,7 @@ async def test_a_crashing_turn_still_answers_with_an_error(home: Path) -> None:
         await b.gateway.pipeline.handle(dm("hello", event="e1"))
         assert await b.wait_sent(1) == [ERROR_REPLY]
         (job,) = await b.jobs()
-        roles = [m.role for m in await b.runtime.state.conversation_messages(job[1])]
+        roles = [m.role for m in await b.runtime.state.conversation_messages(job.conversation_id)]
         assert roles == ["user", "assistant"]
 
 
@@ -119,9 +124,8 @@ async def test_drain_hands_unfinished_turns_back_and_releases_leases(home: Path)
         await asyncio.wait_for(client.started.wait(), 5)
         assert await b.pool.drain(grace_s=0.05) == 1
         (job,) = await b.jobs()
-        assert job[2] == "queued"
-        leases = await b.runtime.state.run_read(lambda c: c.execute("SELECT * FROM leases").fetchall())
-        assert leases == []
+        assert job.state == "queued" and job.holder is None
+        assert await b.queue.leases() == []
         gate.set()
         async with backbone(home, client=ScriptedClient(default=ScriptStep.reply("answered"))) as again:
             assert await again.wait_sent(1) == ["answered"]
@@ -131,15 +135,13 @@ async def test_drain_hands_unfinished_turns_back_and_releases_leases(home: Path)
 async def test_a_job_whose_worker_died_is_reclaimed_after_its_lease_expires(home: Path) -> None:
     async with backbone(home, workers=False) as b:
         await b.gateway.pipeline.handle(dm("hello", event="e1"))
-        now = 0.0  # a lease that expired long ago: its holder is gone
-        claimed = await b.runtime.state.run_write(
-            lambda c: claim_jobs(c, "dead-worker", now=now, lease_s=1.0, limit=1, max_attempts=3)
-        )
+        # A worker that claimed the job and died: its lease is already over.
+        claimed = await b.queue.claim("dead-worker", lease_s=-1.0, limit=1, max_attempts=3)
         assert len(claimed) == 1
     async with backbone(home) as b:
         assert await b.wait_sent(1) == ["echo: hello"]
         (job,) = await b.jobs()
-        assert job[2] == "done"
+        assert job.state == "done" and job.attempts == 2
 
 
 async def test_idle_reset_ends_a_quiet_conversation_before_the_next_message(home: Path) -> None:
@@ -147,17 +149,20 @@ async def test_idle_reset_ends_a_quiet_conversation_before_the_next_message(home
     async with backbone(home, config=config) as b:
         await b.gateway.pipeline.handle(dm("hello", event="e1"))
         await b.wait_sent(1)
-        first = (await b.jobs())[0][1]
+        first = (await b.jobs())[0].conversation_id
         await b.gateway.pipeline.handle(dm("still here", event="e1b"))
         await b.wait_sent(2)
-        assert (await b.jobs())[1][1] == first  # within the window: same conversation
-        # An hour of silence passes.
-        await b.runtime.state.run_write(
-            lambda c: c.execute("UPDATE messages SET created_at = created_at - 3600")
-        )
-        await b.gateway.pipeline.handle(dm("again", event="e2"))
+        assert (await b.jobs())[1].conversation_id == first  # within the window: same conversation
+        # An hour of silence passes (on the queue's clock), then the user writes again.
+        an_hour_later = SqliteTurnQueue(b.runtime.state, clock=lambda: time.time() + 3600)
+        sessions = b.runtime.settings.sessions
+        queue = TurnQueue(an_hour_later, b.runtime.signals, QUEUE_WHEN_BUSY, sessions.idle_after_s)
+        again = dm("again", event="e2")
+        person = await b.gateway.access.accounts.person_for(again.sender)
+        result = await queue.enqueue(again, session_key_for(again, sessions), person)
+        assert result.ended_idle_conversation == first
         await b.wait_sent(3)
-        second = (await b.jobs())[2][1]
+        second = (await b.jobs())[2].conversation_id
         assert second != first
         ended = await b.runtime.state.get_conversation(first)
         assert ended is not None and ended.end_reason == "idle"

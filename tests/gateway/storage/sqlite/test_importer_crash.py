@@ -13,18 +13,19 @@ import time
 from pathlib import Path
 
 from bench.corpus_chat import ChatTranscripts
+from gateway.storage.imports import ImportReport
 from gateway.storage.sqlite import open_state_store
-from gateway.storage.sqlite.importer import ImportReport, TranscriptImporter
+from gateway.storage.sqlite.importer import SqliteTranscriptImport
 
 _CHILD = """
 import asyncio, sys
 from pathlib import Path
-from agent_core.storage.sqlite import StateStore
-from gateway.storage.sqlite.importer import ImportReport, TranscriptImporter
+from gateway.storage.sqlite import open_state_store
+from gateway.storage.sqlite.importer import SqliteTranscriptImport
 
 async def main() -> None:
     async with open_state_store(Path(sys.argv[1])) as store:
-        await TranscriptImporter(store, batch_messages=300).import_path(Path(sys.argv[2]))
+        await SqliteTranscriptImport(store, batch_messages=300).import_path(Path(sys.argv[2]))
 
 asyncio.run(main())
 """
@@ -76,6 +77,6 @@ async def _inspect_and_reimport(home: Path, source: Path) -> tuple[dict[str, int
                 "LEFT JOIN messages AS m ON m.conversation_id = c.id GROUP BY c.id"
             ).fetchall()
         )
-        report = await TranscriptImporter(store).import_path(source)
+        report = await SqliteTranscriptImport(store).import_path(source)
         total = await store.run_read(lambda c: c.execute("SELECT count(*) FROM messages").fetchone()[0])
     return {str(cid): int(n) for cid, n in rows}, report, int(total)
