@@ -29,3 +29,13 @@ class Actor:
     def in_conversation(self, conversation_id: str | None) -> Actor:
         """The same actor, acting in ``conversation_id``."""
         return replace(self, conversation_id=conversation_id)
+
+    def as_writer(self, label: str) -> Actor:
+        """The same actor, recorded in the memory audit as ``label`` (e.g. ``memory-flush``)."""
+        return replace(self, label=label)
+
+    def conversation(self) -> str:
+        """The conversation acted in; a turn and a compression always have one (``ValueError`` if not)."""
+        if self.conversation_id is None:
+            raise ValueError(f"actor {self.person_id} acts outside any conversation")
+        return self.conversation_id

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from agent_core.agent import TurnScope
+from agent_core.actor import Actor
 from agent_core.llm import ModelSettings
 from agent_core.llm.fakes import FakeAnthropicServer, FakeReply
 from agent_core.storage.sqlite import NewMessage, Principal
@@ -47,7 +47,7 @@ async def _run(home: Path, turns: int) -> dict[str, float | int | bool]:
             conversation = await runtime.state.ensure_conversation(
                 "bench:dm:cache", Principal(person_id=_PERSON, platform="bench")
             )
-            scope = TurnScope(conversation_id=conversation.id, person_id=_PERSON, platform="bench")
+            scope = Actor(_PERSON, conversation_id=conversation.id, platform="bench")
             for turn in range(turns):
                 tip = await runtime.state.resolve_tip(conversation.id)
                 text = f"Turn {turn}: tell me more about topic {turn % 5}, with some detail please."

@@ -47,7 +47,7 @@ from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.queue import WorkerPool
 from gateway.runtime import build_gateway, open_runtime, worker_pool
 from gateway.storage.admin_reads import AdminReads
-from gateway.storage.sqlite import SqliteStorage
+from gateway.storage.queue import TurnQueueRepository
 
 _PLATFORM = "bench"
 _WATCH_S = 0.002
@@ -139,8 +139,7 @@ async def _drive(
         replies: dict[str, asyncio.Queue[float]] = defaultdict(asyncio.Queue)
         submits: list[tuple[float, float]] = []
         pending = iter(range(conversations))
-        storage = SqliteStorage(runtime.state)
-        watcher = asyncio.create_task(_watch(storage.admin, replies))
+        watcher = asyncio.create_task(_watch(runtime.storage.admin, replies))
 
         async def user() -> None:
             for conversation in pending:
@@ -158,7 +157,7 @@ async def _drive(
         finally:
             watcher.cancel()
         wall = time.perf_counter() - began
-        checks = await _checks(storage)
+        checks = await _checks(runtime.storage.admin, runtime.storage.queue)
     latencies = sorted(max(queued - submitted, 0.0) * 1000 for submitted, queued in submits)
     expected = conversations * messages
     return {
@@ -195,13 +194,13 @@ def _message(conversation: int | str, n: int, at: float) -> InboundMessage:
     )
 
 
-async def _checks(storage: SqliteStorage) -> dict[str, int]:
-    replies = await storage.admin.outbox_count(kind="reply")
-    tallies = await storage.admin.message_tallies()
+async def _checks(reads: AdminReads, queue: TurnQueueRepository) -> dict[str, int]:
+    replies = await reads.outbox_count(kind="reply")
+    tallies = await reads.message_tallies()
     answered = sum(min(t.user_messages, t.assistant_replies) for t in tallies)
     duplicates = sum(max(t.assistant_replies - t.user_messages, 0) for t in tallies)
     spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for job in sorted(await storage.queue.jobs(), key=lambda j: (j.conversation_id, j.started_at or 0.0)):
+    for job in sorted(await queue.jobs(), key=lambda j: (j.conversation_id, j.started_at or 0.0)):
         if job.started_at is not None:
             spans[job.conversation_id].append((job.started_at, job.finished_at or float("inf")))
     overlaps = sum(
@@ -231,7 +230,7 @@ async def count_round_trips(
         gateway = build_gateway(runtime)
         ended: list[StoreStats] = []
         pool = WorkerPool(
-            queue=SqliteStorage(state).queue,
+            queue=runtime.storage.queue,
             agent=runtime.agent,
             signals=runtime.signals,
             settings=settings.queue,

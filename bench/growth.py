@@ -24,7 +24,6 @@ from agent_core.llm.scripted import ScriptedClient, ScriptStep
 from gateway.config import Home, Settings
 from gateway.delivery import DeliveryLoop
 from gateway.runtime import Runtime, build_gateway, open_runtime, worker_pool
-from gateway.storage.sqlite import SqliteStorage
 from gateway.webchat import WebChatAdapter
 
 _SAMPLE_EVERY = 1_000
@@ -116,7 +115,7 @@ async def _measure(
     await asyncio.gather(*(browser(tab) for tab in range(users)))
     wall = time.perf_counter() - began
     end = files.sample(answered)
-    outbox_rows = await SqliteStorage(runtime.state).admin.outbox_count()
+    outbox_rows = await runtime.storage.admin.outbox_count()
     scale = _SAMPLE_EVERY / max(answered, 1)
     per_1000 = {key: round((end[key] - start[key]) * scale, 3) for key in end if key != "messages"}
     return {

@@ -18,7 +18,8 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
-from agent_core.agent import SegmentPrompts, Toolbox, TurnRunner, TurnScope
+from agent_core.actor import Actor
+from agent_core.agent import SegmentPrompts, Toolbox, TurnRunner
 from agent_core.compression import Compressor
 from agent_core.llm import ClosableLLMClient, OfflineClient, build_client
 from agent_core.memory import MemoryStores
@@ -46,7 +47,6 @@ from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
 from gateway.queue.turn_lane import TurnAgent
 from gateway.startup_notes import startup_notes
 from gateway.storage.sqlite import SqliteStorage, open_state_store
-from gateway.storage.sqlite.outbox import SqliteOutbox
 from gateway.webchat import WebChatAdapter
 
 _LOG = logging.getLogger("mnemogate.runtime")
@@ -65,6 +65,8 @@ class Runtime:
     agent: TurnRunner
     providers: MemoryManager
     search: SessionSearch
+    storage: SqliteStorage
+    """Every repository of the storage port, over ``state`` (the one backend this process opened)."""
     signals: Signals = field(default_factory=Signals)
 
     async def readiness(self) -> dict[str, str]:
@@ -137,7 +139,9 @@ async def open_runtime(
             compressor=compressor,
             observer=providers,
         )
-        yield Runtime(home, settings, state, memory, skills, model, agent, providers, search)
+        yield Runtime(
+            home, settings, state, memory, skills, model, agent, providers, search, SqliteStorage(state)
+        )
 
 
 async def _auxiliary_client(
@@ -153,16 +157,14 @@ def build_gateway(runtime: Runtime, *, count_inbound: Callable[[str, str], None]
     """The inbound pipeline with H10's access policy and rate limiter, the queue and the outbox."""
     settings = runtime.settings
     queue = TurnQueue(
-        SqliteStorage(runtime.state).queue,
+        runtime.storage.queue,
         runtime.signals,
         BusyPolicy.named(settings.queue.busy_policy),
         settings.sessions.idle_after_s,
         on_conversation_end=runtime.providers.conversation_ended,
     )
-    outbox = Outbox(SqliteOutbox(runtime.state), runtime.signals)
-    access = AccessControl(
-        settings.access, SqliteStorage(runtime.state).identity, SqliteStorage(runtime.state).pairing
-    )
+    outbox = Outbox(runtime.storage.outbox, runtime.signals)
+    access = AccessControl(settings.access, runtime.storage.identity, runtime.storage.pairing)
 
     async def link(call: CommandCall) -> str:
         return await access.accounts.handle_link(call.message, call.argument)
@@ -185,8 +187,8 @@ def command_services(
 ) -> CommandServices:
     """What the built-in commands act on; without ``link`` /link says it is not available (the terminal)."""
 
-    async def compress(scope: TurnScope) -> str:
-        outcome = await runtime.agent.force_compress(scope)
+    async def compress(actor: Actor) -> str:
+        outcome = await runtime.agent.force_compress(actor)
         if outcome.notice:
             return outcome.notice
         if outcome.status.value == "compressed":
@@ -208,7 +210,7 @@ def command_services(
 def worker_pool(runtime: Runtime, agent: TurnAgent | None = None) -> WorkerPool:
     """The worker pool over ``runtime``'s turn loop (or ``agent`` wrapping it, e.g. for streaming)."""
     return WorkerPool(
-        queue=SqliteStorage(runtime.state).queue,
+        queue=runtime.storage.queue,
         agent=agent or runtime.agent,
         signals=runtime.signals,
         settings=runtime.settings.queue,
@@ -240,7 +242,7 @@ def streaming_agent(
     configured = runtime.settings.adapters
     return StreamingAgent(
         runtime.agent,
-        queue=SqliteStorage(runtime.state).queue,
+        queue=runtime.storage.queue,
         adapters=adapters,
         streaming={name for name, options in configured.items() if options.enabled and options.streaming},
         budgets=delivery.budgets,
@@ -256,7 +258,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         _LOG.log(logging.WARNING if note.warning else logging.INFO, note.text)
     stop = _stop_on_signals()
     async with open_runtime(home, settings) as runtime, contextlib.AsyncExitStack() as stack:
-        metrics = Metrics(SqliteStorage(runtime.state).admin, store_stats=runtime.state.stats)
+        metrics = Metrics(runtime.storage.admin, store_stats=runtime.state.stats)
         if settings.memory.provider.name != "none":
             providers = runtime.providers
             metrics.watch_provider(settings.memory.provider.name, lambda: not providers.health().degraded)
@@ -264,7 +266,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         stack.push_async_callback(gateway.pipeline.drain)  # last out: slow commands finish or are cancelled
         web, api = WebChatAdapter("web"), WebChatAdapter("api")
         client_key = ClientKey.for_home(home.root)  # cookies and API tokens become account ids
-        await rekey_legacy_web_accounts(SqliteStorage(runtime.state).identity, client_key)
+        await rekey_legacy_web_accounts(runtime.storage.identity, client_key)
         platforms = supervised(configured_adapters(settings), settings.adapters)
         adapters: dict[str, Adapter] = {"web": web, "api": api, **platforms}
         metrics.watch_adapters(platforms)
@@ -273,7 +275,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         # drained turns queued, and only then do the adapters disconnect.
         for name, adapter in adapters.items():
             await stack.enter_async_context(adapter)
-            adapter.use_checkpoints(StateCheckpoints(SqliteStorage(runtime.state).checkpoints, name))
+            adapter.use_checkpoints(StateCheckpoints(runtime.storage.checkpoints, name))
             await adapter.start(gateway.pipeline.handle)
         delivery = await stack.enter_async_context(
             DeliveryLoop(
@@ -305,17 +307,17 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             api_channel=api,
             metrics=metrics,
             admin=AdminBackend(
-                SqliteStorage(runtime.state).admin,
+                runtime.storage.admin,
                 runtime.state,
                 runtime.memory,
                 runtime.search,
                 pairing=gateway.access.pairing,
             ),
-            reads=SqliteStorage(runtime.state).admin,
+            reads=runtime.storage.admin,
             adapter_routes=[route for adapter in platforms.values() for route in adapter.http_routes()],
             client_key=client_key,
             new_web_persons=NewPersonBudget(
-                SqliteStorage(runtime.state).identity, settings.rate_limit.new_persons_budget()
+                runtime.storage.identity, settings.rate_limit.new_persons_budget()
             ),
         )
         await stack.enter_async_context(serve_http(app, host, port))

@@ -1,15 +1,15 @@
 """The agent's turn loop: frozen per-segment prompts, the request view, model and tool steps.
 
 Public surface: ``TurnRunner`` and what it needs (``SegmentPrompts``, ``Toolbox``, ``AgentSettings``,
-``TurnScope``, the ``RecallSource`` seam, an optional ``agent_core.compression.Compressor``) and the
-events a turn yields (``AgentEvent``: the ``TurnEvent``s plus a ``CompressionOutcome`` when it compressed).
+the ``RecallSource`` seam, an optional ``agent_core.compression.Compressor``; a turn runs for an
+``agent_core.actor.Actor``) and the events a turn yields (``AgentEvent``: the ``TurnEvent``s plus a
+``CompressionOutcome`` when it compressed).
 """
 
 from agent_core.agent.events import ReplyDelta, ToolFinished, ToolStarted, TurnEvent, TurnFailed, TurnFinished
 from agent_core.agent.fence import fence_recall, sanitize_recall, with_recall
 from agent_core.agent.prompts import SegmentPrompts
 from agent_core.agent.recall import RecallSource, TurnObserver, screened_recall
-from agent_core.agent.scope import TurnScope
 from agent_core.agent.settings import AgentSettings
 from agent_core.agent.toolbox import Toolbox, TurnTools
 from agent_core.agent.turn import AgentEvent, TurnRunner
@@ -28,7 +28,6 @@ __all__ = [
     "TurnFinished",
     "TurnObserver",
     "TurnRunner",
-    "TurnScope",
     "TurnTools",
     "fence_recall",
     "sanitize_recall",

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
-from agent_core.agent.scope import TurnScope
+from agent_core.actor import Actor
 from agent_core.memory import MemoryStores
 from agent_core.prompt import PromptInputs, PromptSettings, SystemPrompt, build_system_prompt
 from agent_core.skills import SkillStore
@@ -41,16 +41,16 @@ class SegmentPrompts:
         self._tool_names = tool_names
         self._today = today
 
-    async def for_segment(self, segment: SegmentRecord, scope: TurnScope) -> str:
+    async def for_segment(self, segment: SegmentRecord, actor: Actor) -> str:
         """The segment's stored prompt, building and freezing it on first use."""
         if segment.system_prompt is not None:
             return segment.system_prompt
-        built = await self.build(scope)
+        built = await self.build(actor)
         return await self._state.freeze_system_prompt(segment.id, built.text)
 
-    async def build(self, scope: TurnScope) -> SystemPrompt:
+    async def build(self, actor: Actor) -> SystemPrompt:
         """A fresh prompt from disk: SOUL.md, context file, skills index and the memory snapshot."""
-        snapshot = await self._memory.snapshot(person_id=scope.person_id, is_admin=scope.is_admin)
+        snapshot = await self._memory.snapshot(person_id=actor.person_id, is_admin=actor.is_admin)
         listing = await self._skills.list()
         inputs = PromptInputs(
             home=self._home,
@@ -58,7 +58,7 @@ class SegmentPrompts:
             memory_snapshot=snapshot.text,
             today=self._today(),
             model=self._model,
-            platform=scope.platform,
+            platform=actor.platform,
             skills=listing.skills,
             tool_names=self._tool_names,
         )

@@ -1,12 +1,12 @@
 """The turn loop's view of the tool registry: specs to offer, and calls scoped to one turn's person.
 
 Each turn gets a fresh ``ToolContext`` (and so a fresh memory failure breaker); the identity comes from
-the turn's scope, never from model-supplied arguments.
+the turn's ``Actor``, never from model-supplied arguments.
 """
 
 from __future__ import annotations
 
-from agent_core.agent.scope import TurnScope
+from agent_core.actor import Actor
 from agent_core.llm import ToolCall, ToolSpec
 from agent_core.tools import ToolContext, ToolRegistry, ToolResult
 
@@ -35,11 +35,5 @@ class Toolbox:
     def names(self) -> frozenset[str]:
         return frozenset(self.registry.names())
 
-    def for_turn(self, scope: TurnScope) -> TurnTools:
-        context = ToolContext(
-            person_id=scope.person_id,
-            conversation_id=scope.conversation_id,
-            is_admin=scope.is_admin,
-            actor=scope.actor,
-        )
-        return TurnTools(self.registry, context)
+    def for_turn(self, actor: Actor) -> TurnTools:
+        return TurnTools(self.registry, ToolContext(actor))

@@ -15,16 +15,15 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
+from agent_core.actor import Actor
 from agent_core.agent.events import ReplyDelta, ToolFinished, ToolStarted, TurnEvent, TurnFailed, TurnFinished
 from agent_core.agent.fence import with_recall
 from agent_core.agent.prompts import SegmentPrompts
 from agent_core.agent.recall import RecallSource, TurnObserver, screened_recall
-from agent_core.agent.scope import TurnScope
 from agent_core.agent.settings import AgentSettings
 from agent_core.agent.toolbox import Toolbox
 from agent_core.agent.transcript import assistant_row, pending_user_messages, request_view, tool_row
 from agent_core.compression import (
-    CompressionCaller,
     CompressionJob,
     CompressionOutcome,
     CompressionStatus,
@@ -59,6 +58,8 @@ class _Step:
     reasoning: str = ""
     calls: tuple[ToolCall, ...] = ()
     prompt_tokens: int = 0
+    usage: TokenUsage | None = None
+    """The call's reported usage, stored with the step's rows (one write, not two)."""
 
 
 class TurnRunner:
@@ -85,14 +86,14 @@ class TurnRunner:
         self._compressor = compressor
         self._observer = observer
 
-    async def run(self, scope: TurnScope) -> AsyncIterator[AgentEvent]:
+    async def run(self, actor: Actor) -> AsyncIterator[AgentEvent]:
         """Answer the conversation's pending user messages; yields progress, then one final event."""
-        segment, system, records = await self._open(scope)
+        segment, system, records = await self._open(actor)
         pending = pending_user_messages(records)
         if pending:
-            records = await self._attach_recall(scope, records, pending[-1])
+            records = await self._attach_recall(actor, records, pending[-1])
         history = list(request_view(records))
-        toolbox = self._toolbox.for_turn(scope)
+        toolbox = self._toolbox.for_turn(actor)
         gauge = PromptGauge()
         compressions = 0
         for iteration in range(self._settings.max_iterations):
@@ -103,12 +104,12 @@ class TurnRunner:
             if compressor is not None:
                 compressions += 1
                 compression = await self._compress(
-                    compressor, scope, segment, system, toolbox.specs(), force=False
+                    compressor, actor, segment, system, toolbox.specs(), force=False
                 )
                 if compression.status is not CompressionStatus.SKIPPED:
                     yield compression
                 if compression.switched:
-                    segment, system, records = await self._open(scope)
+                    segment, system, records = await self._open(actor)
                     history = list(request_view(records))
                     gauge.reset()
                     request = LLMRequest(system=system, messages=tuple(history), tools=tools)
@@ -117,19 +118,22 @@ class TurnRunner:
                 async for event in self._call_model(request, segment, step):
                     yield event
             except LLMError as exc:
-                yield await self._fail(segment, exc)
+                yield await self._fail(segment, exc, step.usage)
                 return
             gauge.observe(step.prompt_tokens, request)
             if not step.calls or last_call:
                 text = step.text or _EMPTY_REPLY
                 (message_id,) = await self._persist(
-                    segment, [assistant_row(text, (), step.reasoning, self._client.name)]
+                    segment, [assistant_row(text, (), step.reasoning, self._client.name)], step.usage
                 )
                 if self._observer is not None and pending:
                     user_text = "\n".join(m.content or "" for m in pending)
-                    self._observer.observe_turn(scope.as_actor(), user_text, text)
+                    self._observer.observe_turn(actor, user_text, text)
                 yield TurnFinished(text=text, message_id=message_id, segment_id=segment.id)
                 return
+            if step.usage is not None:
+                # Tools may run long (and be stopped): the spent tokens are counted before they run.
+                await self._state.add_usage(segment.id, step.usage)
             results: list[tuple[ToolCall, str]] = []
             for call in step.calls:
                 yield ToolStarted(name=call.name, call_id=call.id)
@@ -162,8 +166,8 @@ class TurnRunner:
                 calls.append(event.call)
             elif isinstance(event, UsageEvent):
                 step.prompt_tokens = event.prompt_tokens
-                await self._state.add_usage(
-                    segment.id,
+                step.usage = _plus(
+                    step.usage,
                     TokenUsage(
                         input_tokens=event.input_tokens,
                         output_tokens=event.output_tokens,
@@ -177,22 +181,22 @@ class TurnRunner:
             yield ReplyDelta(tail)
         step.calls = tuple(calls)
 
-    async def force_compress(self, scope: TurnScope) -> CompressionOutcome:
+    async def force_compress(self, actor: Actor) -> CompressionOutcome:
         """``/compress``: compress the conversation now, ignoring the threshold and cooldowns.
 
         The minimum-size check still applies; the outcome says what happened and carries any notice.
         """
-        segment, system, _ = await self._open(scope)
+        segment, system, _ = await self._open(actor)
         if self._compressor is None:
             return CompressionOutcome(
                 status=CompressionStatus.SKIPPED,
-                conversation_id=scope.conversation_id,
+                conversation_id=actor.conversation(),
                 segment_id=segment.id,
                 parent_segment_id=segment.id,
                 reason="compression is not configured",
             )
-        tools = self._toolbox.for_turn(scope).specs()
-        return await self._compress(self._compressor, scope, segment, system, tools, force=True)
+        tools = self._toolbox.for_turn(actor).specs()
+        return await self._compress(self._compressor, actor, segment, system, tools, force=True)
 
     def _due_compressor(self, prompt_tokens: int, attempts: int) -> Compressor | None:
         """The compressor, if a prompt of ``prompt_tokens`` must be compressed before it is sent."""
@@ -204,7 +208,7 @@ class TurnRunner:
     async def _compress(
         self,
         compressor: Compressor,
-        scope: TurnScope,
+        actor: Actor,
         segment: SegmentRecord,
         system: str,
         tools: tuple[ToolSpec, ...],
@@ -212,16 +216,10 @@ class TurnRunner:
         force: bool,
     ) -> CompressionOutcome:
         async def rebuild_prompt() -> str:
-            return (await self._prompts.build(scope)).text
+            return (await self._prompts.build(actor)).text
 
-        caller = CompressionCaller(
-            conversation_id=scope.conversation_id,
-            person_id=scope.person_id,
-            is_admin=scope.is_admin,
-            actor=scope.actor,
-        )
         job = CompressionJob(
-            caller=caller,
+            actor=actor,
             segment=segment,
             system=system,
             rebuild_prompt=rebuild_prompt,
@@ -230,30 +228,44 @@ class TurnRunner:
         )
         return await compressor.compress(job)
 
-    async def _open(self, scope: TurnScope) -> tuple[SegmentRecord, str, list[MessageRecord]]:
+    async def _open(self, actor: Actor) -> tuple[SegmentRecord, str, list[MessageRecord]]:
         """The conversation's tip, its frozen system prompt and its messages (tip and messages: one read)."""
-        history = await self._state.tip_history(scope.conversation_id)
-        system = await self._prompts.for_segment(history.segment, scope)
+        history = await self._state.tip_history(actor.conversation())
+        system = await self._prompts.for_segment(history.segment, actor)
         return history.segment, system, list(history.messages)
 
     async def _attach_recall(
-        self, scope: TurnScope, records: list[MessageRecord], current: MessageRecord
+        self, actor: Actor, records: list[MessageRecord], current: MessageRecord
     ) -> list[MessageRecord]:
         """Fence provider recall onto the current user message's request bytes (stored as api_content)."""
         if self._recall is None or current.api_content is not None:
             return records
-        recall = screened_recall(await self._recall.recall(scope.as_actor(), current.content or ""))
+        recall = screened_recall(await self._recall.recall(actor, current.content or ""))
         if not recall:
             return records
         composed = with_recall(current.content or "", recall)
         await self._state.set_api_content(current.id, composed)
         return [replace(r, api_content=composed) if r.id == current.id else r for r in records]
 
-    async def _fail(self, segment: SegmentRecord, exc: LLMError) -> TurnFailed:
+    async def _fail(self, segment: SegmentRecord, exc: LLMError, usage: TokenUsage | None) -> TurnFailed:
         _LOG.warning("model call failed: %s", exc)
         text = f"Sorry — I couldn't get an answer from the model ({exc}). Please try again in a moment."
-        (message_id,) = await self._persist(segment, [assistant_row(text, (), "", "mnemogate")])
+        (message_id,) = await self._persist(segment, [assistant_row(text, (), "", "mnemogate")], usage)
         return TurnFailed(text=text, message_id=message_id, segment_id=segment.id, reason=type(exc).__name__)
 
-    async def _persist(self, segment: SegmentRecord, rows: Sequence[NewMessage]) -> list[int]:
-        return await self._state.append_messages(segment.id, rows)
+    async def _persist(
+        self, segment: SegmentRecord, rows: Sequence[NewMessage], usage: TokenUsage | None = None
+    ) -> list[int]:
+        return await self._state.append_messages(segment.id, rows, usage)
+
+
+def _plus(total: TokenUsage | None, more: TokenUsage) -> TokenUsage:
+    if total is None:
+        return more
+    return TokenUsage(
+        input_tokens=total.input_tokens + more.input_tokens,
+        output_tokens=total.output_tokens + more.output_tokens,
+        cache_read_tokens=total.cache_read_tokens + more.cache_read_tokens,
+        cache_write_tokens=total.cache_write_tokens + more.cache_write_tokens,
+        cost_usd=total.cost_usd + more.cost_usd,
+    )

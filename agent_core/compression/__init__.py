@@ -12,7 +12,7 @@ from .estimate import message_tokens, messages_tokens, request_tokens, text_toke
 from .fallback import fallback_summary
 from .flush import FLUSH_ACTOR, FLUSH_INSTRUCTION, MemoryFlush
 from .hooks import CompressionHooks
-from .outcome import CompressionCaller, CompressionOutcome, CompressionStatus, FlushReport, SummarySource
+from .outcome import CompressionOutcome, CompressionStatus, FlushReport, SummarySource
 from .plan import CompressionPlan, plan_compression
 from .prepass import DUPLICATE_OUTPUT, collapse_duplicates, long_output_note, shorten_long_outputs
 from .rows import Row
@@ -31,7 +31,6 @@ __all__ = [
     "PERMANENT_FAILURE_NOTICE",
     "SECTIONS",
     "SUMMARY_AUTHOR",
-    "CompressionCaller",
     "CompressionError",
     "CompressionHooks",
     "CompressionJob",

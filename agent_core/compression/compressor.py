@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from agent_core.actor import Actor
 from agent_core.llm import ChatMessage, LLMClient, ToolSpec
 from agent_core.memory import MemoryStores
 from agent_core.storage import (
@@ -33,7 +34,7 @@ from .estimate import messages_tokens, text_tokens, tools_tokens
 from .fallback import fallback_summary
 from .flush import MemoryFlush
 from .hooks import CompressionHooks, announce_switch, provider_context
-from .outcome import CompressionCaller, CompressionOutcome, CompressionStatus, FlushReport, SummarySource
+from .outcome import CompressionOutcome, CompressionStatus, FlushReport, SummarySource
 from .plan import CompressionPlan, plan_compression
 from .rows import Row
 from .settings import CompressionSettings
@@ -57,7 +58,8 @@ FALLBACK_NOTICE = (
 class CompressionJob:
     """One request to compress a segment, from the turn loop or ``/compress``."""
 
-    caller: CompressionCaller
+    actor: Actor
+    """Who the compression runs for: flush writes go to their memory, never anyone else's."""
     segment: SegmentRecord
     system: str
     """The segment's frozen system prompt (the flush reuses it, so the provider's prompt cache hits)."""
@@ -65,6 +67,10 @@ class CompressionJob:
     """Builds the child's system prompt from disk (SOUL, context, skills, memory as it is now)."""
     tools: tuple[ToolSpec, ...] = field(default=())
     force: bool = False
+
+    @property
+    def conversation_id(self) -> str:
+        return self.actor.conversation()
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,7 @@ class Compressor:
 
     async def compress(self, job: CompressionJob) -> CompressionOutcome:
         """Try to compress ``job.segment``; every result, failures included, comes back as an outcome."""
-        segment, caller = job.segment, job.caller
+        segment, actor = job.segment, job.actor
         current = await self._state.tip_history(segment.id)
         if current.segment.id != segment.id:
             return self._outcome(
@@ -112,7 +118,7 @@ class Compressor:
         records = list(current.messages)
         history = _history(records)
         before = text_tokens(job.system) + messages_tokens(history) + tools_tokens(job.tools)
-        cooldown = await self._state.compression_cooldown(caller.conversation_id)
+        cooldown = await self._state.compression_cooldown(job.conversation_id)
         if not job.force:
             if not self.settings.enabled:
                 return self._outcome(job, CompressionStatus.SKIPPED, "disabled", tokens=before)
@@ -130,7 +136,7 @@ class Compressor:
             )
         flush = await self._run_flush(job, history)
         try:
-            summary = await self._summarise(plan, caller, history, segment.id)
+            summary = await self._summarise(plan, actor, history, segment.id)
         except SummaryUnavailableError as exc:
             notify = cooldown is None or not cooldown.notified or cooldown.segment_id != segment.id
             await self._cool_down(job, records, "permanent", exc.reason, notified=True)
@@ -146,7 +152,7 @@ class Compressor:
     async def _run_flush(self, job: CompressionJob, history: Sequence[ChatMessage]) -> FlushReport | None:
         if not self.settings.flush_enabled:
             return None
-        report = await self._flush.run(system=job.system, history=history, caller=job.caller)
+        report = await self._flush.run(system=job.system, history=history, actor=job.actor)
         await self._account(job.segment.id, report.usage)
         return report
 
@@ -158,7 +164,7 @@ class Compressor:
     async def _summarise(
         self,
         plan: CompressionPlan,
-        caller: CompressionCaller,
+        actor: Actor,
         history: Sequence[ChatMessage],
         segment_id: str,
     ) -> _Summary:
@@ -166,7 +172,7 @@ class Compressor:
         settings = self.settings
         context = await provider_context(
             self._hooks,
-            caller,
+            actor,
             history,
             timeout_s=settings.hook_timeout_s,
             max_chars=settings.provider_context_chars,
@@ -220,7 +226,7 @@ class Compressor:
                 segment_id=result.tip_session_id,
                 flush=flush,
             )
-        await self._state.clear_compression_cooldown(job.caller.conversation_id)
+        await self._state.clear_compression_cooldown(job.conversation_id)
         after_records = await self._state.segment_messages(result.child.id)
         after = text_tokens(prompt) + messages_tokens(_history(after_records)) + tools_tokens(job.tools)
         if self.trigger.due(after):
@@ -229,11 +235,11 @@ class Compressor:
                 job, after_records, "ineffective", "still over the threshold", result.child.id
             )
         await announce_switch(
-            self._hooks, job.caller, segment.id, result.child.id, timeout_s=self.settings.hook_timeout_s
+            self._hooks, job.actor, segment.id, result.child.id, timeout_s=self.settings.hook_timeout_s
         )
         _LOG.info(
             "compressed %s: %d -> %d messages, ~%d -> ~%d tokens (%s summary)",
-            job.caller.conversation_id,
+            job.conversation_id,
             len(records),
             len(messages),
             before,
@@ -242,7 +248,7 @@ class Compressor:
         )
         return CompressionOutcome(
             status=CompressionStatus.COMPRESSED,
-            conversation_id=job.caller.conversation_id,
+            conversation_id=job.conversation_id,
             segment_id=result.child.id,
             parent_segment_id=segment.id,
             reason="compressed",
@@ -275,7 +281,7 @@ class Compressor:
             reason=reason,
             notified=notified,
         )
-        await self._state.put_compression_cooldown(job.caller.conversation_id, cooldown)
+        await self._state.put_compression_cooldown(job.conversation_id, cooldown)
 
     def _outcome(
         self,
@@ -290,7 +296,7 @@ class Compressor:
     ) -> CompressionOutcome:
         return CompressionOutcome(
             status=status,
-            conversation_id=job.caller.conversation_id,
+            conversation_id=job.conversation_id,
             segment_id=segment_id or job.segment.id,
             parent_segment_id=job.segment.id,
             reason=reason,

@@ -1,7 +1,7 @@
 """The memory flush: one bounded model call, offering only the memory tool, to save facts before compaction.
 
 Invariants: exactly one model call, capped in output tokens and time; only the memory tool is offered and
-only memory calls are executed, through the real memory tool scoped to the caller's person; the flush
+only memory calls are executed, through the real memory tool scoped to the actor's person; the flush
 instruction and the model's answer are internal traffic — nothing of it is persisted to the conversation
 (only the memory writes themselves, with their audit rows). A failed flush never stops the compression.
 """
@@ -12,12 +12,13 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
+from agent_core.actor import Actor
 from agent_core.llm import ChatMessage, LLMClient, LLMError, LLMRequest, complete
 from agent_core.memory import MemoryStores
 from agent_core.storage import TokenUsage
 from agent_core.tools import MEMORY_TOOL_NAME, ToolContext, ToolRegistry, memory_tool
 
-from .outcome import CompressionCaller, FlushReport
+from .outcome import FlushReport
 from .settings import CompressionSettings
 
 _LOG = logging.getLogger("mnemogate.compression")
@@ -34,16 +35,14 @@ FLUSH_INSTRUCTION = (
 
 
 class MemoryFlush:
-    """Runs the pre-compression memory flush for one caller."""
+    """Runs the pre-compression memory flush for one actor."""
 
     def __init__(self, client: LLMClient, memory: MemoryStores, settings: CompressionSettings) -> None:
         self._client = client
         self._settings = settings
         self._registry = ToolRegistry([memory_tool(memory)])
 
-    async def run(
-        self, *, system: str, history: Sequence[ChatMessage], caller: CompressionCaller
-    ) -> FlushReport:
+    async def run(self, *, system: str, history: Sequence[ChatMessage], actor: Actor) -> FlushReport:
         """Offer the model one chance to save memories; never raises for a model failure."""
         request = LLMRequest(
             system=system,
@@ -60,12 +59,7 @@ class MemoryFlush:
         except TimeoutError:
             _LOG.warning("memory flush timed out after %ss", self._settings.flush_timeout_s)
             return FlushReport(error="timed out")
-        context = ToolContext(
-            person_id=caller.person_id,
-            conversation_id=caller.conversation_id,
-            is_admin=caller.is_admin,
-            actor=FLUSH_ACTOR,
-        )
+        context = ToolContext(actor.as_writer(FLUSH_ACTOR))
         calls = [c for c in completion.tool_calls if c.name == MEMORY_TOOL_NAME]
         saved = 0
         for call in calls[: self._settings.flush_max_tool_calls]:

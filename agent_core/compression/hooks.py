@@ -12,9 +12,8 @@ import logging
 from collections.abc import Sequence
 from typing import Protocol
 
+from agent_core.actor import Actor
 from agent_core.llm import ChatMessage
-
-from .outcome import CompressionCaller
 
 _LOG = logging.getLogger("mnemogate.compression")
 
@@ -22,18 +21,18 @@ _LOG = logging.getLogger("mnemogate.compression")
 class CompressionHooks(Protocol):
     """What a memory provider may do around a compression (see DESIGN §9, ``on_pre_compress``)."""
 
-    async def on_pre_compress(self, caller: CompressionCaller, messages: Sequence[ChatMessage]) -> str | None:
+    async def on_pre_compress(self, actor: Actor, messages: Sequence[ChatMessage]) -> str | None:
         """Text the provider wants the summary to consider (facts, not instructions), or None."""
         ...
 
-    async def on_compressed(self, caller: CompressionCaller, parent_segment_id: str, segment_id: str) -> None:
+    async def on_compressed(self, actor: Actor, parent_segment_id: str, segment_id: str) -> None:
         """The conversation continues on ``segment_id`` (the provider's ``on_session_switch``)."""
         ...
 
 
 async def provider_context(
     hooks: CompressionHooks | None,
-    caller: CompressionCaller,
+    actor: Actor,
     messages: Sequence[ChatMessage],
     *,
     timeout_s: float,
@@ -44,7 +43,7 @@ async def provider_context(
         return None
     try:
         async with asyncio.timeout(timeout_s):
-            text = await hooks.on_pre_compress(caller, messages)
+            text = await hooks.on_pre_compress(actor, messages)
     # A provider plugin boundary: whatever it raises, compression goes on without its context.
     except Exception:
         _LOG.warning("memory provider on_pre_compress failed", exc_info=True)
@@ -55,13 +54,13 @@ async def provider_context(
 
 
 async def announce_switch(
-    hooks: CompressionHooks | None, caller: CompressionCaller, parent: str, child: str, *, timeout_s: float
+    hooks: CompressionHooks | None, actor: Actor, parent: str, child: str, *, timeout_s: float
 ) -> None:
     if hooks is None:
         return
     try:
         async with asyncio.timeout(timeout_s):
-            await hooks.on_compressed(caller, parent, child)
+            await hooks.on_compressed(actor, parent, child)
     # A provider plugin boundary: the switch already happened; a provider failure must not undo the turn.
     except Exception:
         _LOG.warning("memory provider on_compressed failed", exc_info=True)

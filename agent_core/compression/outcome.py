@@ -1,4 +1,4 @@
-"""Who asks for a compression, and what came of it: the frozen records crossing the package boundary.
+"""What came of a compression: the frozen records crossing the package boundary (who asked is an ``Actor``).
 
 ``CompressionOutcome`` is also the event the turn loop yields when it compressed (or tried to); its
 ``notice`` is the one line a gateway should show the person, or None when there is nothing to say.
@@ -10,16 +10,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from agent_core.storage import TokenUsage
-
-
-@dataclass(frozen=True, slots=True)
-class CompressionCaller:
-    """The person a compression runs for: flush writes go to their memory, never anyone else's."""
-
-    conversation_id: str
-    person_id: str
-    is_admin: bool = False
-    actor: str = "agent"
 
 
 class CompressionStatus(StrEnum):

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Self, TypeVar
+from typing import Self, TypeVar
 
 from agent_core.actor import Actor
 from agent_core.compression.summary import BANNER
@@ -26,9 +26,6 @@ from .base import MemoryAction, MemoryProvider, ProviderContext, SwitchReason
 from .breaker import CircuitBreaker, Clock, HealthState, ProviderHealth
 from .errors import CircuitOpenError, ProviderCallError, ProviderConfigError, ProviderUnavailableError
 from .settings import ProviderSettings
-
-if TYPE_CHECKING:
-    from agent_core.compression.outcome import CompressionCaller
 
 _LOG = logging.getLogger("mnemogate.providers")
 _T = TypeVar("_T")
@@ -199,10 +196,10 @@ class MemoryManager:
         )
 
     # -- CompressionHooks --------------------------------------------------------------------
-    async def on_pre_compress(self, caller: CompressionCaller, messages: Sequence[ChatMessage]) -> str | None:
+    async def on_pre_compress(self, actor: Actor, messages: Sequence[ChatMessage]) -> str | None:
         if self._provider is None:
             return None
-        ctx = ProviderContext(caller.person_id, caller.conversation_id)
+        ctx = ProviderContext(actor.person_id, actor.conversation())
         said = [
             m
             for m in messages
@@ -212,8 +209,8 @@ class MemoryManager:
             "on_pre_compress", self._provider.on_pre_compress(ctx, said), self._settings.call_timeout_s
         )
 
-    async def on_compressed(self, caller: CompressionCaller, parent_segment_id: str, segment_id: str) -> None:
-        ctx = ProviderContext(caller.person_id, caller.conversation_id)
+    async def on_compressed(self, actor: Actor, parent_segment_id: str, segment_id: str) -> None:
+        ctx = ProviderContext(actor.person_id, actor.conversation())
         self.session_switched(
             ctx, new_segment_id=segment_id, parent_segment_id=parent_segment_id, reason="compression"
         )

@@ -1,6 +1,6 @@
 """The ``session_search`` tool: the model searches the past conversations of the person it talks to.
 
-Invariants: the scope comes from the ToolContext, never from arguments (the schema has no person or
+Invariants: the scope comes from the ToolContext's actor, never from arguments (the schema has no person or
 scope argument): a person's turn searches that person's conversations, an admin's turn everything;
 the caller's live segment is skipped and its archived segments are searched; historical tool output
 is labelled untrusted in every snippet and the result says how to treat it.
@@ -50,11 +50,7 @@ def session_search_tool(search: SessionSearch) -> Tool:
             return ToolResult.error("The query is empty. Say what to look for.")
         raw_limit = args.get("limit")
         limit = raw_limit if isinstance(raw_limit, int) else None
-        scope = (
-            SearchScope.all_conversations(current_conversation_id=ctx.conversation_id)
-            if ctx.is_admin
-            else SearchScope.person(ctx.person_id, current_conversation_id=ctx.conversation_id)
-        )
+        scope = SearchScope.for_actor(ctx.actor)
         try:
             results = await search.search(query, scope, limit=limit)
         except SearchIndexUnavailableError:

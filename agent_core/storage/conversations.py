@@ -94,13 +94,13 @@ class CompressionChain(Protocol):
 
     async def compress(
         self,
-        parent_session_id: str,
+        parent_segment_id: str,
         child: NewSegment,
         messages: Sequence[NewMessage],
         *,
         seen: Collection[int] | None = None,
     ) -> CompressionResult:
-        """End ``parent_session_id`` with ``compression`` and start its child holding ``messages``.
+        """End ``parent_segment_id`` with ``compression`` and start its child holding ``messages``.
 
         One transaction: end the parent, create the child (with the parent's principal and session key),
         write ``messages`` and then the carried-over ones, move the conversation's tip. Refused — nothing

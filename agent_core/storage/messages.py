@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .records import MessageRecord, NewMessage, SegmentRecord
+from .records import MessageRecord, NewMessage, SegmentRecord, TokenUsage
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,16 +32,19 @@ class SegmentHistory:
 class MessageRepository(Protocol):
     """Messages of segments; an append to a segment that a compression ended lands in the current tip."""
 
-    async def append_messages(self, session_id: str, messages: Sequence[NewMessage]) -> list[int]:
+    async def append_messages(
+        self, segment_id: str, messages: Sequence[NewMessage], usage: TokenUsage | None = None
+    ) -> list[int]:
         """Persist one step's messages; their ids, in order.
 
-        One transaction: all of ``messages`` or none. If a compression ended ``session_id`` meanwhile, the
-        rows go to the conversation's tip (after the messages the switch carried over), because a turn
-        that started on the parent continues on the child.
+        One transaction: all of ``messages`` or none, and ``usage`` (the step's model call) added to
+        ``segment_id``'s counters. If a compression ended ``segment_id`` meanwhile, the rows go to the
+        conversation's tip (after the messages the switch carried over), because a turn that started on
+        the parent continues on the child.
         """
         ...
 
-    async def append_message(self, session_id: str, message: NewMessage) -> int:
+    async def append_message(self, segment_id: str, message: NewMessage) -> int:
         """``append_messages`` of one message; its id."""
         ...
 
@@ -52,7 +55,7 @@ class MessageRepository(Protocol):
         """
         ...
 
-    async def segment_messages(self, session_id: str) -> list[MessageRecord]:
+    async def segment_messages(self, segment_id: str) -> list[MessageRecord]:
         """The segment's messages in the segment's order (empty for an unknown segment)."""
         ...
 

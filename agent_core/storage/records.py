@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from agent_core.actor import Actor
+
 
 class EndReason(StrEnum):
     """Why a segment or conversation ended; stored as its string value (other strings are allowed)."""
@@ -21,7 +23,8 @@ class EndReason(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who a conversation belongs to; copied onto every segment so no continuation loses it."""
+    """Who a conversation belongs to and where it is held; copied onto every segment so no continuation
+    loses it. Built from the ``Actor`` by ``of`` (never field by field), so who-fields match the actor's."""
 
     person_id: str | None = None
     platform: str | None = None
@@ -30,6 +33,26 @@ class Principal:
     chat_type: str | None = None
     thread_id: str | None = None
     display_name: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        actor: Actor,
+        *,
+        chat_id: str | None = None,
+        chat_type: str | None = None,
+        thread_id: str | None = None,
+    ) -> Principal:
+        """``actor`` (person, platform, account, display name) in the chat ``chat_id``/``thread_id``."""
+        return cls(
+            person_id=actor.person_id,
+            platform=actor.platform,
+            user_id=actor.account_id,
+            chat_id=chat_id,
+            chat_type=chat_type,
+            thread_id=thread_id,
+            display_name=actor.display_name,
+        )
 
 
 @dataclass(frozen=True, slots=True)

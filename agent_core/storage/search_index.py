@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
+from agent_core.actor import Actor
+
 from .health import SearchHealth
 
 # Only these roles are searched; system prompts and summaries-as-system are not conversation text.
@@ -62,6 +64,16 @@ class SearchScope:
     def all_conversations(cls, *, current_conversation_id: str | None = None) -> SearchScope:
         """Every conversation (admins and the operator's console)."""
         return cls(None, True, current_conversation_id)
+
+    @classmethod
+    def for_actor(cls, actor: Actor) -> SearchScope:
+        """What ``actor`` may read, searching from its conversation: everything for an admin, else its own.
+
+        The one place a search scope is derived from who is asking (tool, CLI and admin paths call it).
+        """
+        if actor.is_admin:
+            return cls.all_conversations(current_conversation_id=actor.conversation_id)
+        return cls.person(actor.person_id, current_conversation_id=actor.conversation_id)
 
 
 class MatchKind(enum.Enum):

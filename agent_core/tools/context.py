@@ -1,6 +1,6 @@
-"""Who a tool call acts for: the per-call identity every handler scopes its work to.
+"""Who a tool call acts for, and the per-turn state its handlers share: the ``Actor`` and the breaker.
 
-Invariant: handlers take the person, admin flag and conversation from here, never from model-supplied
+Invariant: handlers take the person, admin flag and conversation from ``actor``, never from model-supplied
 arguments, so a model can never act on another person's data by naming them.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agent_core.actor import Actor
 from agent_core.memory import FailureBreaker
 
 
@@ -15,8 +16,5 @@ from agent_core.memory import FailureBreaker
 class ToolContext:
     """The caller of one turn's tool calls; ``breaker`` is shared by every memory call of the turn."""
 
-    person_id: str
-    conversation_id: str | None
-    is_admin: bool = False
-    actor: str = "agent"
+    actor: Actor
     breaker: FailureBreaker = field(default_factory=FailureBreaker)

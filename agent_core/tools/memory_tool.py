@@ -1,7 +1,7 @@
 """The ``memory`` tool: read and curate the calling person's MEMORY.md / USER.md and the global notes.
 
-Invariants: the stores addressed are always those of ``ctx.person_id`` (the schema has no person
-argument, so a model cannot name anyone else); global writes are refused unless ``ctx.is_admin``;
+Invariants: the stores addressed are always those of ``ctx.actor.person_id`` (the schema has no person
+argument, so a model cannot name anyone else); global writes are refused unless ``ctx.actor.is_admin``;
 every write goes through ``MemoryStores`` with the turn's breaker, so results carry the exact wording
 and shapes of the memory package; ``read`` returns the live entries and usage.
 """
@@ -81,7 +81,7 @@ def memory_tool(stores: MemoryStores) -> Tool:
         if action is None:
             return ToolResult.error("Give an action ('add', 'replace', 'remove' or 'read') or 'operations'.")
         if action == "read":
-            view = await stores.entries(person_id=ctx.person_id, target=target)
+            view = await stores.entries(person_id=ctx.actor.person_id, target=target)
             return ToolResult.from_json(view.to_dict())
         content, old_text = _text(args.get("content")), _text(args.get("old_text"))
         if action == "add":
@@ -110,18 +110,18 @@ class _Scope(TypedDict):
 
 def _scope(ctx: ToolContext, target: str) -> _Scope:
     return {
-        "person_id": ctx.person_id,
+        "person_id": ctx.actor.person_id,
         "target": target,
-        "is_admin": ctx.is_admin,
-        "actor": ctx.actor,
-        "conversation_id": ctx.conversation_id,
+        "is_admin": ctx.actor.is_admin,
+        "actor": ctx.actor.label,
+        "conversation_id": ctx.actor.conversation_id,
         "breaker": ctx.breaker,
     }
 
 
 async def _missing_old_text(stores: MemoryStores, ctx: ToolContext, target: str, action: str) -> ToolResult:
     """Recoverable: show the entries so the model can pick a unique substring and retry."""
-    view = (await stores.entries(person_id=ctx.person_id, target=target)).to_dict()
+    view = (await stores.entries(person_id=ctx.actor.person_id, target=target)).to_dict()
     return ToolResult.error(
         f"old_text is required for '{action}' action. Reissue the call with old_text set to a short "
         "substring that appears in exactly one of current_entries.",

@@ -104,8 +104,8 @@ class ToolRegistry:
             _log.error(
                 "tool %s failed (person=%s conversation=%s)",
                 name,
-                ctx.person_id,
-                ctx.conversation_id,
+                ctx.actor.person_id,
+                ctx.actor.conversation_id,
                 exc_info=True,
             )
             return ToolResult.error(f"tool {name} failed: {type(exc).__name__}: {exc}")

@@ -90,7 +90,7 @@ def skill_tools(store: SkillStore, *, writers: SkillWriters = "admins") -> tuple
         return ToolResult.from_json({"success": True, **_document_json(document)})
 
     async def manage_skill(args: Mapping[str, object], ctx: ToolContext) -> ToolResult:
-        if writers == "admins" and not ctx.is_admin:
+        if writers == "admins" and not ctx.actor.is_admin:
             return ToolResult.error(ADMIN_ONLY_ERROR)
         action, name = str(args["action"]), str(args["name"])
         try:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from agent_core.actor import Actor
 from agent_core.memory import MemoryStores
 from gateway.access.settings import AccessSettings
 from gateway.contracts import ChatKind, InboundMessage, UserRef
-from gateway.identity import Accounts, Pairing, PairingState, Person
+from gateway.identity import Accounts, Pairing, PairingState
 from gateway.storage.identity import IdentityRepository
 from gateway.storage.pairing import PairingRepository
 
@@ -24,9 +25,9 @@ NOT_ALLOWED = "Sorry, I only talk to people the operator of this bot has allowed
 
 @dataclass(frozen=True)
 class Admitted:
-    """The sender may talk to the bot, as ``person``."""
+    """The sender may talk to the bot, as ``actor`` (its person, acting through this account)."""
 
-    person: Person
+    actor: Actor
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class AccessControl:
         )
 
     async def admit(self, message: InboundMessage) -> Admitted | Denied:
-        """Admitted(person) or Denied(notice) for the sender of ``message``."""
+        """Admitted(actor) or Denied(notice) for the sender of ``message``."""
         user = message.sender
         policy = self._settings.for_platform(user.platform)
         if self.accounts.is_admin(user) or policy.allows(user.user_id):

@@ -76,7 +76,7 @@ class AccessSettings(BaseModel):
     # Every key not declared below names a platform, validated as PlatformAccess.
     __pydantic_extra__: dict[str, PlatformAccess] = Field(init=False)
 
-    admins: tuple[str, ...] = ()  # "telegram:123": always admitted, Person.is_admin on that account
+    admins: tuple[str, ...] = ()  # "telegram:123": always admitted, Actor.is_admin on that account
     denied_notice: bool = True  # False: unknown users get silence instead of one "not allowed" notice
     notice_interval_s: float = Field(default=86400.0, gt=0)  # at most one notice of a kind per account
     pairing_codes_per_hour: int = Field(default=5, ge=1)  # new pairing codes per platform per hour

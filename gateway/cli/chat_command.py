@@ -16,11 +16,11 @@ import sys
 import uuid
 from typing import Any, TextIO
 
-from agent_core.agent import TurnFailed, TurnFinished, TurnScope
+from agent_core.actor import Actor
+from agent_core.agent import TurnFailed, TurnFinished
 from agent_core.storage.sqlite import NewMessage, Principal
 from gateway.cli.context import LOCAL_PERSON_ID, CommandContext
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
-from gateway.identity import Person
 from gateway.inbound import BuiltinCommands, CommandCall, CommandTable, session_key_for
 from gateway.runtime import Runtime, build_gateway, command_services, open_runtime
 from gateway.sessions import SessionKey
@@ -28,14 +28,9 @@ from gateway.sessions import SessionKey
 PLATFORM = "cli"
 TERMINAL = ChatRef(PLATFORM, LOCAL_PERSON_ID, ChatKind.DM)
 ACCOUNT = UserRef(PLATFORM, LOCAL_PERSON_ID)
-PERSON = Person(LOCAL_PERSON_ID, is_admin=True)
-PRINCIPAL = Principal(
-    person_id=LOCAL_PERSON_ID,
-    platform=PLATFORM,
-    user_id=LOCAL_PERSON_ID,
-    chat_id=LOCAL_PERSON_ID,
-    chat_type=ChatKind.DM.value,
-)
+OPERATOR = Actor(LOCAL_PERSON_ID, is_admin=True, platform=PLATFORM, account_id=LOCAL_PERSON_ID)
+"""The operator at the terminal: trusted (admin), and the one person every terminal conversation is for."""
+PRINCIPAL = Principal.of(OPERATOR, chat_id=LOCAL_PERSON_ID, chat_type=ChatKind.DM.value)
 QUIT = ("/quit", "/exit")
 QUIT_HELP = "/quit, /exit — leave the terminal chat"
 
@@ -86,7 +81,7 @@ async def _command(table: CommandTable, key: SessionKey, text: str) -> str | Non
     if parsed is None:
         return None
     command, name, argument = parsed
-    reply = await command.handler(CommandCall(name, argument, _message(text), PERSON, key))
+    reply = await command.handler(CommandCall(name, argument, _message(text), OPERATOR, key))
     return f"{reply}\n{QUIT_HELP}" if command.name == "help" else reply
 
 
@@ -105,11 +100,8 @@ async def _open_conversation(runtime: Runtime, key: SessionKey, *, resume: bool)
 async def _turn(runtime: Runtime, conversation_id: str, text: str) -> str:
     tip = await runtime.state.resolve_tip(conversation_id)
     await runtime.state.append_message(tip.id, NewMessage(role="user", content=text, author=LOCAL_PERSON_ID))
-    scope = TurnScope(
-        conversation_id=conversation_id, person_id=LOCAL_PERSON_ID, is_admin=True, platform=PLATFORM
-    )
     reply = ""
-    async for event in runtime.agent.run(scope):
+    async for event in runtime.agent.run(OPERATOR.in_conversation(conversation_id)):
         if isinstance(event, TurnFinished | TurnFailed):
             reply = event.text
     return reply

@@ -15,6 +15,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from agent_core.actor import Actor
 from agent_core.search import SearchResults, SearchScope, SearchSettings, SessionSearch
 from agent_core.storage.search_index import SearchIndex
 from gateway.cli.context import LOCAL_PERSON_ID, CommandContext
@@ -39,10 +40,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 def run_search(context: CommandContext) -> int:
     args = context.args
     query = " ".join(args.query)
-    if args.all:
-        scope = SearchScope.all_conversations()
-    else:
-        scope = SearchScope.person(args.person or LOCAL_PERSON_ID)
+    # --all: the operator, as an admin, reads everything; else the person (default: the terminal's).
+    scope = SearchScope.for_actor(Actor(args.person or LOCAL_PERSON_ID, is_admin=args.all, label="admin:cli"))
     results, caught_up = asyncio.run(_search(context, query, scope, args.limit))
     if not caught_up:
         print(

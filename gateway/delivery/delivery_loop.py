@@ -76,6 +76,7 @@ class DeliveryLoop:
         self.holder = holder or new_holder()
         self._streams = streams
         self._tasks: set[asyncio.Task[None]] = set()
+        self._delivery_ended = False
         self._loop_task: asyncio.Task[None] | None = None
         self.pruner = OutboxPruner(outbox, settings)
         self._prune_task: asyncio.Task[None] | None = None
@@ -113,16 +114,21 @@ class DeliveryLoop:
     async def _run(self) -> None:
         platforms = sorted(self._adapters)
         interval = self._settings.poll_min_s
+        signalled = False
         while platforms and not self._stopping:
+            # Woken by a row just queued, the claim need not look first; a delivery that ended sets
+            # the same signal (its chat's next row may be claimable, or nothing), and then it looks.
+            expect_work = signalled and not self._delivery_ended
             self._signals.outbox.clear()
-            claimed = await self._claim(platforms)
+            self._delivery_ended = False
+            claimed = await self._claim(platforms, expect_work=expect_work)
             for item in claimed:
                 task = asyncio.create_task(self._deliver(item), name=f"deliver-{item.id}")
                 self._tasks.add(task)
                 task.add_done_callback(self._done)
             backoff = min(interval * 2, self._settings.poll_max_s)
             interval = self._settings.poll_min_s if claimed else backoff
-            await wait_signal(self._signals.outbox, interval)
+            signalled = await wait_signal(self._signals.outbox, interval)
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
@@ -130,14 +136,17 @@ class DeliveryLoop:
             # The row stays claimed until its claim expires, then another attempt picks it up.
             _LOG.error("delivery task %s crashed", task.get_name(), exc_info=task.exception())
         # The chat's next row became claimable.
+        self._delivery_ended = True
         self._signals.outbox.set()
 
-    async def _claim(self, platforms: Sequence[str]) -> list[OutboxItem]:
+    async def _claim(self, platforms: Sequence[str], *, expect_work: bool) -> list[OutboxItem]:
         free = self._settings.max_in_flight - len(self._tasks)
         if free <= 0:
             return []
         try:
-            return await self.outbox.claim(platforms, self.holder, claim_s=self._settings.claim_s, limit=free)
+            return await self.outbox.claim(
+                platforms, self.holder, claim_s=self._settings.claim_s, limit=free, expect_work=expect_work
+            )
         except StateError:
             _LOG.warning("could not claim outbox rows; retrying", exc_info=True)
             return []

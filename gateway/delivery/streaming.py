@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
-from agent_core.agent import ReplyDelta, ToolStarted, TurnFailed, TurnFinished, TurnScope
+from agent_core.actor import Actor
+from agent_core.agent import ReplyDelta, ToolStarted, TurnFailed, TurnFinished
 from gateway.contracts import Adapter, ChatRef, OutboundMessage, SendError
 from gateway.queue.signals import wait_signal
 from gateway.queue.turn_lane import TurnAgent
@@ -218,16 +219,17 @@ class StreamingAgent:
     def platforms(self) -> frozenset[str]:
         return frozenset(self._adapters)
 
-    def run(self, scope: TurnScope) -> AsyncIterator[object]:
-        adapter = self._adapters.get(scope.platform)
+    def run(self, actor: Actor) -> AsyncIterator[object]:
+        adapter = self._adapters.get(actor.platform)
         if adapter is None:
-            return self._agent.run(scope)
-        return self._streamed(scope, adapter)
+            return self._agent.run(actor)
+        return self._streamed(actor, adapter)
 
-    async def _streamed(self, scope: TurnScope, adapter: Adapter) -> AsyncIterator[object]:
-        self._registry.discard(scope.conversation_id)
-        target = await self._queue.running_target(scope.conversation_id)
-        events = self._agent.run(scope)
+    async def _streamed(self, actor: Actor, adapter: Adapter) -> AsyncIterator[object]:
+        conversation_id = actor.conversation()
+        self._registry.discard(conversation_id)
+        target = await self._queue.running_target(conversation_id)
+        events = self._agent.run(actor)
         try:
             if target is None:
                 async for event in events:
@@ -238,7 +240,7 @@ class StreamingAgent:
                 chat_ref=target.chat_ref,
                 reply_to=target.reply_to,
                 budgets=self._budgets,
-                interval_s=self._interval_s.get(scope.platform, 1.0),
+                interval_s=self._interval_s.get(actor.platform, 1.0),
             )
             async with stream:
                 async for event in events:
@@ -249,7 +251,7 @@ class StreamingAgent:
                     elif isinstance(event, TurnFinished | TurnFailed):
                         streamed = await stream.finish()
                         if streamed is not None:
-                            self._registry.put(scope.conversation_id, streamed)
+                            self._registry.put(conversation_id, streamed)
                     yield event
         finally:
             if isinstance(events, AsyncGenerator):

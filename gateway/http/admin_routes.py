@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 from fastapi import APIRouter, Depends, HTTPException, Query
 from pydantic import BaseModel, Field
 
+from agent_core.actor import Actor
 from agent_core.memory import MemoryStoreError, MemoryStores
 from agent_core.search import SearchScope, SessionSearch
 from agent_core.storage import AgentStorage, EndReason, SearchIndexUnavailableError
@@ -161,7 +162,7 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
         person: str | None = None,
         limit: int = Query(default=20, ge=1, le=100),
     ) -> dict[str, Any]:
-        scope = SearchScope.person(person) if person else SearchScope.all_conversations()
+        scope = SearchScope.for_actor(Actor(person or "admin", is_admin=not person, label="admin"))
         try:
             results = await searcher.search(q, scope, limit=limit, summarise=False)
         except SearchIndexUnavailableError as exc:

@@ -13,7 +13,6 @@ from gateway.identity.errors import (
 )
 from gateway.identity.legacy_web_accounts import rekey_legacy_web_accounts
 from gateway.identity.pairing import Pairing
-from gateway.identity.person import Person
 from gateway.identity.settings import LinkSettings
 from gateway.storage.pairing import PairingRequest, PairingState, PairingTicket
 
@@ -33,7 +32,6 @@ __all__ = [
     "PairingRequest",
     "PairingState",
     "PairingTicket",
-    "Person",
     "UnknownPairingCodeError",
     "account_key",
     "is_web_account",

@@ -14,11 +14,11 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from agent_core.actor import Actor
 from agent_core.memory import MemoryStores
 from gateway.contracts import ChatKind, InboundMessage, UserRef
 from gateway.identity.codes import new_code, normalise_code
 from gateway.identity.errors import LinkError
-from gateway.identity.person import Person
 from gateway.identity.settings import LinkSettings
 from gateway.storage.identity import AccountRecord, IdentityRepository, RedeemStatus
 
@@ -28,9 +28,10 @@ _GET_NEW = "Send /link on your other account to get a new one."
 
 @dataclass(frozen=True)
 class LinkOutcome:
-    """A successful redemption: the person the account now belongs to and the one it left (if any)."""
+    """A successful redemption: the person the account now belongs to (as the redeeming account's actor)
+    and the one it left (if any)."""
 
-    person: Person
+    actor: Actor
     previous_person_id: str | None
     previous_has_memory: bool
 
@@ -73,13 +74,16 @@ class Accounts:
         """True when this very account is listed in ``access.admins``."""
         return account_key(user.platform, user.user_id) in self._admins
 
-    async def find_person(self, user: UserRef) -> Person | None:
-        """The account's person, or None for an account never seen (nothing is created)."""
+    async def find_person(self, user: UserRef) -> Actor | None:
+        """The account's person acting through it, or None for an account never seen (nothing is created)."""
         person_id = await self._identity.account_person(user.platform, user.user_id)
         return None if person_id is None else self._person(person_id, user)
 
-    async def person_for(self, user: UserRef) -> Person:
-        """The account's person, created (with the account) on first sight."""
+    async def person_for(self, user: UserRef) -> Actor:
+        """The account's person acting through it, created (with the account) on first sight.
+
+        This is where the gateway builds the ``Actor`` every later stage (queue, turn, tools, audit) takes.
+        """
         found = await self.find_person(user)
         if found is not None:
             return found
@@ -90,8 +94,8 @@ class Accounts:
         """Every platform account of a person, oldest first (for /whoami and the admin API)."""
         return await self._identity.accounts_of(person_id)
 
-    async def issue_link_code(self, person: Person) -> str:
-        """A new one-time code for ``person``; older open codes of the person stop working."""
+    async def issue_link_code(self, person: Actor) -> str:
+        """A new one-time code for ``person``'s person; older open codes of the person stop working."""
         settings = self._link
         issued = await self._identity.issue_link_code(
             person.person_id,
@@ -108,9 +112,9 @@ class Accounts:
             )
         return issued.code
 
-    async def redeem_link_code(self, code: str, user: UserRef) -> Person:
+    async def redeem_link_code(self, code: str, user: UserRef) -> Actor:
         """Join ``user``'s account to the person that issued ``code``; LinkError carries a user message."""
-        return (await self.link(code, user)).person
+        return (await self.link(code, user)).actor
 
     async def link(self, code: str, user: UserRef) -> LinkOutcome:
         """Like ``redeem_link_code``, also saying which person the account left and whether it had memory."""
@@ -181,5 +185,11 @@ class Accounts:
                 return True
         return False
 
-    def _person(self, person_id: str, user: UserRef) -> Person:
-        return Person(person_id=person_id, is_admin=self.is_admin(user), display_name=user.display_name)
+    def _person(self, person_id: str, user: UserRef) -> Actor:
+        return Actor(
+            person_id=person_id,
+            is_admin=self.is_admin(user),
+            platform=user.platform,
+            account_id=user.user_id,
+            display_name=user.display_name,
+        )

@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
-from agent_core.agent import TurnScope
+from agent_core.actor import Actor
 from agent_core.memory import MemoryStores
 from agent_core.storage.sqlite import EndReason, StateStore, TokenUsage
 from gateway.queue import TurnQueue, principal_for
 
 from .command_table import Command, CommandCall, CommandTable
 
-Compressor = Callable[[TurnScope], Awaitable[str]]
-"""Compress a conversation now; returns the text to show the user."""
+Compressor = Callable[[Actor], Awaitable[str]]
+"""Compress the actor's conversation now; returns the text to show the user."""
 
 LinkHandler = Callable[[CommandCall], Awaitable[str]]
 """The whole /link command (issue a code, or redeem ``argument``); returns the reply."""
@@ -61,11 +61,11 @@ class BuiltinCommands:
     async def new(self, call: CommandCall) -> str:
         await self._s.queue.stop(call.key)
         reason = EndReason.RESET if call.name == "reset" else EndReason.NEW
-        principal = principal_for(call.message, call.person)
+        principal = principal_for(call.message, call.actor)
         previous = await self._s.state.live_conversation(call.key.to_string())
         await self._s.state.start_new_conversation(call.key.to_string(), principal, reason=reason.value)
         if previous is not None and self._s.conversation_ended is not None:
-            self._s.conversation_ended(call.person.person_id, previous.id, call.message.platform)
+            self._s.conversation_ended(call.actor.person_id, previous.id, call.message.platform)
         return "Started a new conversation. Your memory is kept; the chat history starts fresh."
 
     async def stop(self, call: CommandCall) -> str:
@@ -98,7 +98,7 @@ class BuiltinCommands:
 
     async def memory(self, call: CommandCall) -> str:
         lines = []
-        for view in await self._s.memory.show(person_id=call.person.person_id):
+        for view in await self._s.memory.show(person_id=call.actor.person_id):
             usage = view.usage
             lines.append(f"{usage.target.value}: {usage.used:,}/{usage.limit:,} chars")
             lines += [f"  - {entry}" for entry in view.entries] or ["  (empty)"]
@@ -110,13 +110,7 @@ class BuiltinCommands:
         live = await self._s.state.live_conversation(call.key.to_string())
         if live is None:
             return "There is no conversation to compress yet."
-        scope = TurnScope(
-            conversation_id=live.id,
-            person_id=call.person.person_id,
-            is_admin=call.person.is_admin,
-            platform=call.message.platform,
-        )
-        return await self._s.compress(scope)
+        return await self._s.compress(call.actor.in_conversation(live.id))
 
     async def link(self, call: CommandCall) -> str:
         if self._s.link is None:
@@ -125,8 +119,8 @@ class BuiltinCommands:
 
     async def whoami(self, call: CommandCall) -> str:
         sender = call.message.sender
-        role = "admin" if call.person.is_admin else "not an admin"
-        return f"Person: {call.person.person_id}\nAccount: {sender.platform}:{sender.user_id}\nRole: {role}"
+        role = "admin" if call.actor.is_admin else "not an admin"
+        return f"Person: {call.actor.person_id}\nAccount: {sender.platform}:{sender.user_id}\nRole: {role}"
 
 
 def _total(usages: Iterable[TokenUsage]) -> TokenUsage:

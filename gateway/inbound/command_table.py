@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from agent_core.actor import Actor
 from gateway.contracts import InboundMessage
-from gateway.identity import Person
 from gateway.sessions import SessionKey
 
 from .errors import DuplicateCommandError
@@ -18,12 +18,12 @@ from .errors import DuplicateCommandError
 
 @dataclass(frozen=True)
 class CommandCall:
-    """One invocation: who, where, and the text after the command name."""
+    """One invocation: who (``actor``), where, and the text after the command name."""
 
     name: str
     argument: str
     message: InboundMessage
-    person: Person
+    actor: Actor
     key: SessionKey
 
 

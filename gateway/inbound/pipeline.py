@@ -24,10 +24,10 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from agent_core.actor import Actor
 from gateway.access import AccessControl, Admitted, RateLimiter
 from gateway.contracts import ChatKind, InboundMessage, InboundOutcome
 from gateway.delivery import Outbox
-from gateway.identity import Person
 from gateway.queue import TurnQueue
 from gateway.sessions import SessionKey
 
@@ -45,7 +45,8 @@ _REFUSALS = frozenset({"denied", "rate_limited"})
 class InboundContext:
     message: InboundMessage
     key: SessionKey
-    person: Person | None = None
+    actor: Actor | None = None
+    """Who the message acts for, set once by the access stage; every later stage takes it from here."""
 
 
 @dataclass(frozen=True)
@@ -163,13 +164,12 @@ class InboundPipeline:
     async def _admit(self, context: InboundContext) -> InboundContext | Stop:
         decision = await self._access.admit(context.message)
         if isinstance(decision, Admitted):
-            return replace(context, person=decision.person)
+            return replace(context, actor=decision.actor)
         await self._refuse(context.message, decision.notice, "denied")
         return Stop("denied", notice=decision.notice)
 
     async def _rate_limit(self, context: InboundContext) -> InboundContext | Stop:
-        person = _person(context)
-        decision = self._limiter.check(person.person_id)
+        decision = self._limiter.check(_actor(context).person_id)
         if decision.allowed:
             return context
         await self._refuse(context.message, decision.notice, "rate_limited")
@@ -183,7 +183,7 @@ class InboundPipeline:
         message = context.message
         if not await self._queue.record_event(message, "command"):
             return Stop("duplicate")
-        call = CommandCall(name, argument, message, _person(context), context.key)
+        call = CommandCall(name, argument, message, _actor(context), context.key)
 
         async def run() -> None:
             reply = await command.handler(call)
@@ -201,7 +201,7 @@ class InboundPipeline:
         return Stop("command")
 
     async def _enqueue(self, context: InboundContext) -> InboundContext | Stop:
-        result = await self._queue.enqueue(context.message, context.key, _person(context))
+        result = await self._queue.enqueue(context.message, context.key, _actor(context))
         if result.duplicate:
             return Stop("duplicate")
         return Stop("queued", result.conversation_id)
@@ -216,7 +216,7 @@ class InboundPipeline:
         )
 
 
-def _person(context: InboundContext) -> Person:
-    if context.person is None:
-        raise AssertionError("the access stage runs before any stage that needs the person")
-    return context.person
+def _actor(context: InboundContext) -> Actor:
+    if context.actor is None:
+        raise AssertionError("the access stage runs before any stage that needs the actor")
+    return context.actor

@@ -5,7 +5,7 @@ from gateway.queue.errors import QueueError, UnknownBusyPolicyError
 from gateway.queue.settings import BusyPolicyName, QueueSettings
 from gateway.queue.signals import Signals
 from gateway.queue.turn_lane import ERROR_REPLY, LaneOutcome, TurnAgent, TurnLane
-from gateway.queue.turn_queue import EnqueueResult, IdlePolicy, TurnQueue, actor_for, principal_for
+from gateway.queue.turn_queue import EnqueueResult, IdlePolicy, TurnQueue, principal_for
 from gateway.queue.worker_pool import LaneObserver, WorkerPool, new_holder
 
 __all__ = [
@@ -26,7 +26,6 @@ __all__ = [
     "TurnQueue",
     "UnknownBusyPolicyError",
     "WorkerPool",
-    "actor_for",
     "new_holder",
     "principal_for",
 ]

@@ -15,7 +15,8 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_core.agent import TurnFailed, TurnFinished, TurnScope
+from agent_core.actor import Actor
+from agent_core.agent import TurnFailed, TurnFinished
 from agent_core.storage.records import NewMessage
 from gateway.storage.queue import ClaimedJob, Interrupt, JobReply, TipTail, TurnQueueRepository
 
@@ -31,7 +32,7 @@ class TurnAgent(Protocol):
     Only the final ``TurnFinished``/``TurnFailed`` matters here; other events are safe points.
     """
 
-    def run(self, scope: TurnScope) -> AsyncIterator[object]: ...
+    def run(self, actor: Actor) -> AsyncIterator[object]: ...
 
 
 @dataclass(frozen=True)
@@ -78,15 +79,9 @@ class TurnLane:
         tail = self.job.tail
         if tail is not None and tail.role == "assistant" and not tail.has_tool_calls:
             return await self._recover(tail)
-        actor = self.job.actor
-        scope = TurnScope(
-            conversation_id=self.job.conversation_id,
-            person_id=actor.person_id,
-            is_admin=actor.is_admin,
-            platform=actor.platform,
-        )
+        actor = self.job.actor.in_conversation(self.job.conversation_id)
         final: TurnFinished | TurnFailed | None = None
-        events = self._agent.run(scope)
+        events = self._agent.run(actor)
         try:
             async for event in events:
                 if isinstance(event, TurnFinished | TurnFailed):

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from agent_core.actor import Actor
 from agent_core.storage.records import NewMessage, Principal
 from gateway.contracts import InboundMessage
-from gateway.identity import Person
 from gateway.sessions import SessionKey
 from gateway.storage.chat_refs import chat_to_text
 from gateway.storage.queue import QueueState, TurnQueueRepository, TurnRequest
@@ -37,27 +36,10 @@ class EnqueueResult:
     ended_idle_conversation: str | None = None
 
 
-def principal_for(message: InboundMessage, person: Person) -> Principal:
-    return Principal(
-        person_id=person.person_id,
-        platform=message.platform,
-        user_id=message.sender.user_id,
-        chat_id=message.chat.chat_id,
-        chat_type=message.chat.kind.value,
-        thread_id=message.chat.thread_id,
-        display_name=message.sender.display_name or person.display_name,
-    )
-
-
-def actor_for(message: InboundMessage, person: Person) -> Actor:
-    """Who a message's turn acts for (its conversation is not known until it is enqueued)."""
-    return Actor(
-        person_id=person.person_id,
-        is_admin=person.is_admin,
-        platform=message.platform,
-        account_id=message.sender.user_id,
-        display_name=message.sender.display_name or person.display_name,
-    )
+def principal_for(message: InboundMessage, actor: Actor) -> Principal:
+    """What a conversation started by ``message`` records about who holds it and where (chat, thread)."""
+    chat = message.chat
+    return Principal.of(actor, chat_id=chat.chat_id, chat_type=chat.kind.value, thread_id=chat.thread_id)
 
 
 ConversationEnded = Callable[[str, str, str], None]
@@ -81,20 +63,20 @@ class TurnQueue:
         self._idle = idle_policy or (lambda platform: None)
         self._on_end = on_conversation_end
 
-    async def enqueue(self, message: InboundMessage, key: SessionKey, person: Person) -> EnqueueResult:
+    async def enqueue(self, message: InboundMessage, key: SessionKey, actor: Actor) -> EnqueueResult:
         """ONE transaction: ledger row, conversation (created if needed), user message, job (coalesced)."""
         row = NewMessage(
             role="user",
             content=message.full_text(),
-            author=person.person_id,
+            author=actor.person_id,
             platform_message_id=message.message_id,
             created_at=message.sent_at,  # None: stamped by the backend's clock
         )
         request = TurnRequest(
-            actor=actor_for(message, person),
+            actor=actor,
             event_id=message.event_id,
             session_key=key.to_string(),
-            principal=principal_for(message, person),
+            principal=principal_for(message, actor),
             chat_ref=chat_to_text(message.chat),
             reply_to=message.message_id,
             message=row,
@@ -102,7 +84,7 @@ class TurnQueue:
         )
         outcome = await self._queue.enqueue(request, self._busy)
         if outcome.ended_idle and self._on_end is not None:
-            self._on_end(person.person_id, outcome.ended_idle, message.platform)
+            self._on_end(actor.person_id, outcome.ended_idle, message.platform)
         if not outcome.duplicate:
             self._signals.jobs.set()
             if outcome.behind_running:

@@ -62,6 +62,7 @@ class WorkerPool:
         self._draining = False
         self._claimer: asyncio.Task[None] | None = None
         self._heartbeat: asyncio.Task[None] | None = None
+        self._lane_ended = False
         self.turns_finished = 0
         self.last_activity = time.time()
 
@@ -113,25 +114,35 @@ class WorkerPool:
 
     async def _claim_loop(self) -> None:
         interval = self._settings.poll_min_s
+        signalled = False
         while not self._draining:
+            # Woken by a local enqueue alone, a job is waiting: the claim need not look first. A lane
+            # that ended sets the same signal, and then there may well be nothing, so it looks.
+            expect_work = signalled and not self._lane_ended
             self._signals.jobs.clear()
+            self._lane_ended = False
             free = self._settings.concurrency - self.in_flight
-            claimed = await self._claim(free)
+            claimed = await self._claim(free, expect_work=expect_work)
             for job in claimed:
                 self._start(job)
             backoff = min(interval * 2, self._settings.poll_max_s)
             interval = self._settings.poll_min_s if claimed else backoff
+            signalled = False
             if len(claimed) == free > 0:
                 continue  # the claim stopped at the limit, not for lack of work: room may be left now
-            await wait_signal(self._signals.jobs, interval)
+            signalled = await wait_signal(self._signals.jobs, interval)
 
-    async def _claim(self, free: int) -> list[ClaimedJob]:
+    async def _claim(self, free: int, *, expect_work: bool = False) -> list[ClaimedJob]:
         if free <= 0:
             return []
         settings = self._settings
         try:
             return await self._queue.claim(
-                self.holder, lease_s=settings.lease_s, limit=free, max_attempts=settings.max_attempts
+                self.holder,
+                lease_s=settings.lease_s,
+                limit=free,
+                max_attempts=settings.max_attempts,
+                expect_work=expect_work,
             )
         except StateError:
             _LOG.warning("could not claim jobs; retrying", exc_info=True)
@@ -153,6 +164,7 @@ class WorkerPool:
     def _lane_done(self, task: asyncio.Task[LaneOutcome]) -> None:
         job = self._lanes.pop(task, None)
         self.last_activity = time.time()
+        self._lane_ended = True
         self._signals.jobs.set()
         if task.cancelled():
             return

@@ -92,10 +92,18 @@ class OutboxRepository(Protocol):
         ...
 
     async def claim(
-        self, platforms: Sequence[str], holder: str, *, claim_s: float, limit: int
+        self,
+        platforms: Sequence[str],
+        holder: str,
+        *,
+        claim_s: float,
+        limit: int,
+        expect_work: bool = False,
     ) -> list[OutboxItem]:
         """Claim for ``holder``, for ``claim_s`` seconds, up to ``limit`` rows of ``platforms`` that are
-        pending or whose claim expired, each the oldest undelivered row of its chat; oldest first."""
+        pending or whose claim expired, each the oldest undelivered row of its chat; oldest first.
+        ``expect_work``: the caller was told a row was just queued, so a backend that first looks
+        (cheaply, without locks) whether anything is claimable may skip that look; the result is the same."""
         ...
 
     async def record_chunk(self, outbox_id: int, receipt: ChunkReceipt) -> None:

@@ -220,10 +220,14 @@ class TurnQueueRepository(InboundLedger, Protocol):
         held for a job, a new job or none, the running job's interrupt flag and the acknowledgement."""
         ...
 
-    async def claim(self, holder: str, *, lease_s: float, limit: int, max_attempts: int) -> list[ClaimedJob]:
+    async def claim(
+        self, holder: str, *, lease_s: float, limit: int, max_attempts: int, expect_work: bool = False
+    ) -> list[ClaimedJob]:
         """One transaction: expired leases are reaped (their jobs re-queued, or failed with a notice
         after ``max_attempts``), then up to ``limit`` jobs are claimed, the oldest of each conversation
-        without a lease, each under a new lease of ``lease_s``, with its held messages moved into the tip."""
+        without a lease, each under a new lease of ``lease_s``, with its held messages moved into the tip.
+        ``expect_work``: the caller was told a job was just queued, so a backend that first looks (cheaply,
+        without locks) whether anything is claimable may skip that look; the result is the same."""
         ...
 
     async def renew(self, holder: str, conversation_ids: Sequence[str], *, lease_s: float) -> list[str]:

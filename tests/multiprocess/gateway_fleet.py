@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
+from agent_core.actor import Actor
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
-from gateway.identity import Person
 from gateway.queue import BusyPolicy, Signals, TurnQueue
 from gateway.sessions import KeyScope, SessionKey
 from gateway.storage.sqlite import SqliteStorage
@@ -69,7 +69,7 @@ def stop_worker(worker: Worker, timeout: float = 20.0) -> int:
         raise AssertionError("worker did not stop on SIGTERM") from None
 
 
-def message(conversation: int, n: int) -> tuple[InboundMessage, SessionKey, Person]:
+def message(conversation: int, n: int) -> tuple[InboundMessage, SessionKey, Actor]:
     user = f"u{conversation}"
     chat = ChatRef("test", f"dm-{user}", ChatKind.DM)
     inbound = InboundMessage(
@@ -79,7 +79,11 @@ def message(conversation: int, n: int) -> tuple[InboundMessage, SessionKey, Pers
         text=f"message {n} of conversation {conversation}",
         message_id=f"{conversation}-{n}",
     )
-    return inbound, SessionKey("test", KeyScope.DM, chat.chat_id), Person(f"p{conversation}")
+    return (
+        inbound,
+        SessionKey("test", KeyScope.DM, chat.chat_id),
+        Actor(f"p{conversation}", platform=inbound.platform, account_id=inbound.sender.user_id),
+    )
 
 
 def queue_for(storage: SqliteStorage) -> TurnQueue:

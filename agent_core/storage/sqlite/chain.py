@@ -27,20 +27,20 @@ _COPIED = (
 
 def compress(
     conn: sqlite3.Connection,
-    parent_session_id: str,
+    parent_segment_id: str,
     spec: NewSegment,
     messages: Sequence[PreparedMessage],
     now: float,
     seen: Collection[int] | None = None,
 ) -> CompressionResult:
-    """Switch ``parent_session_id`` to a new child segment; call inside one write transaction.
+    """Switch ``parent_segment_id`` to a new child segment; call inside one write transaction.
 
     ``seen`` holds the ids of the parent messages the compression plan read: every other message of the
     parent (one stored while the summary was written) is carried over after ``messages``, in order.
     """
-    parent = get_segment(conn, parent_session_id)
+    parent = get_segment(conn, parent_segment_id)
     if parent is None:
-        raise UnknownSegmentError(parent_session_id)
+        raise UnknownSegmentError(parent_segment_id)
     tip = _tip_id(conn, parent.conversation_id)
     if parent.ended_at is not None or tip != parent.id:
         return AlreadyCompressed(parent.id, parent.end_reason, tip)

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UnknownMessageError, UnknownSegmentError
-from ..records import MessageRecord, NewMessage
+from ..records import MessageRecord, NewMessage, TokenUsage
 from ..redaction import redact_secrets
+from .conversations import add_usage
 
 MESSAGE_COLUMNS = (
     "id, session_id, conversation_id, role, content, tool_calls, tool_call_id, tool_name, reasoning, "
@@ -135,8 +136,16 @@ class MessageAppender:
         self._cache_size = cache_size
 
     def append(
-        self, conn: sqlite3.Connection, session_id: str, prepared: Sequence[PreparedMessage]
+        self,
+        conn: sqlite3.Connection,
+        session_id: str,
+        prepared: Sequence[PreparedMessage],
+        usage: TokenUsage | None = None,
     ) -> list[int]:
+        """Insert ``prepared`` into ``session_id`` (or the tip that replaced it) and add ``usage`` to
+        ``session_id``'s counters: the step's model call ran on that segment, wherever its rows land."""
+        if usage is not None:
+            add_usage(conn, session_id, usage)
         session_id = _current_segment(conn, session_id)
         conversation_id = self._conversation_of.get(session_id)
         if conversation_id is None:

@@ -189,18 +189,18 @@ class StateStore:
 
     async def compress(
         self,
-        parent_session_id: str,
+        parent_segment_id: str,
         child: NewSegment,
         messages: Sequence[NewMessage],
         *,
         seen: Collection[int] | None = None,
     ) -> CompressionResult:
-        """Atomically end ``parent_session_id`` and start its child with ``messages``; see chain.compress."""
+        """Atomically end ``parent_segment_id`` and start its child with ``messages``; see chain.compress."""
         now = time.time()
         prepared = [prepare(m, now) for m in messages]
         return await self._watch(
             self._workers.write(
-                lambda c: chain.compress(c, parent_session_id, child, prepared, now, seen),
+                lambda c: chain.compress(c, parent_segment_id, child, prepared, now, seen),
                 notify_indexer=True,
             )
         )
@@ -217,12 +217,14 @@ class StateStore:
 
     # -- messages ------------------------------------------------------------------------------
 
-    async def append_messages(self, session_id: str, messages: Sequence[NewMessage]) -> list[int]:
-        """Persist one step's messages in one transaction; returns their ids in order."""
-        return await self._watch(self._workers.append(session_id, messages))
+    async def append_messages(
+        self, segment_id: str, messages: Sequence[NewMessage], usage: TokenUsage | None = None
+    ) -> list[int]:
+        """Persist one step's messages (and its model call's ``usage``) in one transaction; their ids."""
+        return await self._watch(self._workers.append(segment_id, messages, usage))
 
-    async def append_message(self, session_id: str, message: NewMessage) -> int:
-        (message_id,) = await self.append_messages(session_id, [message])
+    async def append_message(self, segment_id: str, message: NewMessage) -> int:
+        (message_id,) = await self.append_messages(segment_id, [message])
         return message_id
 
     async def set_api_content(self, message_id: int, api_content: str | None) -> None:
@@ -230,8 +232,8 @@ class StateStore:
         cleaned = clean_text(api_content)
         await self._write(lambda c: set_api_content(c, message_id, cleaned))
 
-    async def segment_messages(self, session_id: str) -> list[MessageRecord]:
-        return await self._read(lambda c: read_segment_messages(c, session_id))
+    async def segment_messages(self, segment_id: str) -> list[MessageRecord]:
+        return await self._read(lambda c: read_segment_messages(c, segment_id))
 
     async def conversation_messages(self, conversation_id: str) -> list[MessageRecord]:
         return await self._read(lambda c: conversation_messages(c, conversation_id))

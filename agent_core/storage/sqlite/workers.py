@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from ..errors import StoreClosedError
-from ..records import NewMessage, StoreStats
+from ..records import NewMessage, StoreStats, TokenUsage
 from .backpressure import IndexBackpressure
 from .engine import Engine, StorePaths, open_engine, translate_errors
 from .indexer import CatchUpIndexer
@@ -112,11 +112,13 @@ class StoreWorkers:
             state.indexer.notify()
         return result
 
-    async def append(self, session_id: str, messages: Sequence[NewMessage]) -> list[int]:
+    async def append(
+        self, session_id: str, messages: Sequence[NewMessage], usage: TokenUsage | None = None
+    ) -> list[int]:
         state = self._require_open()
         self._round_trips += 1
         return await asyncio.get_running_loop().run_in_executor(
-            state.writer, self._append_sync, state, session_id, messages
+            state.writer, self._append_sync, state, session_id, messages, usage
         )
 
     async def read(self, fn: Callable[[sqlite3.Connection], T], *, with_index: bool = False) -> T:
@@ -127,12 +129,14 @@ class StoreWorkers:
             state.reader_pool, lambda: translate_errors(db, lambda: readers.run(fn, with_index=with_index))
         )
 
-    def _append_sync(self, state: _Open, session_id: str, messages: Sequence[NewMessage]) -> list[int]:
+    def _append_sync(
+        self, state: _Open, session_id: str, messages: Sequence[NewMessage], usage: TokenUsage | None
+    ) -> list[int]:
         now = time.time()
         # Redaction and encoding happen before the write lock is taken, never inside it.
         prepared = [prepare(m, now) for m in messages]
         state.backpressure.pause_before_append(state.newest_id)
-        ids = state.engine.write(lambda c: state.appender.append(c, session_id, prepared))
+        ids = state.engine.write(lambda c: state.appender.append(c, session_id, prepared, usage))
         if state.indexer is not None:
             state.indexer.notify()
         if ids:

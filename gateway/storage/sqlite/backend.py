@@ -6,21 +6,21 @@ reader pool), so a unit of work that one port method promises as one transaction
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from agent_core.storage.agent_storage import AgentStorage
+from agent_core.storage.search_index import SearchIndex
 from agent_core.storage.sqlite import StateSettings, StateStore
+from gateway.storage.queue import InboundLedger
 
+from .admin_reads import SqliteAdminReads
+from .checkpoints import SqliteCheckpoints
+from .importer import SqliteTranscriptImport
+from .jobs import SqliteTurnQueue
+from .outbox import SqliteOutbox
+from .pairing import SqlitePairing
+from .persons import SqliteIdentity
 from .schema import GATEWAY_LADDER
-
-if TYPE_CHECKING:
-    from .admin_reads import SqliteAdminReads
-    from .checkpoints import SqliteCheckpoints
-    from .jobs import SqliteTurnQueue
-    from .outbox import SqliteOutbox
-    from .pairing import SqlitePairing
-    from .persons import SqliteIdentity
 
 
 def open_state_store(home: Path, settings: StateSettings | None = None) -> StateStore:
@@ -29,44 +29,17 @@ def open_state_store(home: Path, settings: StateSettings | None = None) -> State
 
 
 class SqliteStorage:
-    """Every repository of the storage port over one opened ``StateStore``."""
+    """Every repository of the storage port over one opened ``StateStore`` (which is itself the agent's)."""
 
     def __init__(self, state: StateStore) -> None:
         self.state = state
-
-    # Imported on first use while the repositories move behind the port (each module owns its SQL).
-    @functools.cached_property
-    def queue(self) -> SqliteTurnQueue:
-        from .jobs import SqliteTurnQueue
-
-        return SqliteTurnQueue(self.state)
-
-    @functools.cached_property
-    def outbox(self) -> SqliteOutbox:
-        from .outbox import SqliteOutbox
-
-        return SqliteOutbox(self.state)
-
-    @functools.cached_property
-    def identity(self) -> SqliteIdentity:
-        from .persons import SqliteIdentity
-
-        return SqliteIdentity(self.state)
-
-    @functools.cached_property
-    def pairing(self) -> SqlitePairing:
-        from .pairing import SqlitePairing
-
-        return SqlitePairing(self.state)
-
-    @functools.cached_property
-    def checkpoints(self) -> SqliteCheckpoints:
-        from .checkpoints import SqliteCheckpoints
-
-        return SqliteCheckpoints(self.state)
-
-    @functools.cached_property
-    def admin(self) -> SqliteAdminReads:
-        from .admin_reads import SqliteAdminReads
-
-        return SqliteAdminReads(self.state)
+        self.agent: AgentStorage = state
+        self.search: SearchIndex = state
+        self.queue = SqliteTurnQueue(state)
+        self.ledger: InboundLedger = self.queue
+        self.outbox = SqliteOutbox(state)
+        self.identity = SqliteIdentity(state)
+        self.pairing = SqlitePairing(state)
+        self.checkpoints = SqliteCheckpoints(state)
+        self.admin = SqliteAdminReads(state)
+        self.imports = SqliteTranscriptImport(state)

@@ -60,11 +60,14 @@ class SqliteTurnQueue:
         message = prepare(request.message, now)
         return await self._state.run_write(lambda c: enqueue_turn(c, request, message, rule, now))
 
-    async def claim(self, holder: str, *, lease_s: float, limit: int, max_attempts: int) -> list[ClaimedJob]:
+    async def claim(
+        self, holder: str, *, lease_s: float, limit: int, max_attempts: int, expect_work: bool = False
+    ) -> list[ClaimedJob]:
         if limit <= 0:
             return []
-        # A reader first, so idle workers polling many processes never queue for the write lock.
-        if not await self._state.run_read(lambda c: has_runnable(c, self._clock())):
+        # A reader first, so idle workers polling many processes never queue for the write lock; a
+        # worker told of a job just queued goes straight to the write (the look would find it anyway).
+        if not expect_work and not await self._state.run_read(lambda c: has_runnable(c, self._clock())):
             return []
         return await self._state.run_write(
             lambda c: claim_jobs(

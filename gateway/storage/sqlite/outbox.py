@@ -271,12 +271,21 @@ class SqliteOutbox:
         )
 
     async def claim(
-        self, platforms: Sequence[str], holder: str, *, claim_s: float, limit: int
+        self,
+        platforms: Sequence[str],
+        holder: str,
+        *,
+        claim_s: float,
+        limit: int,
+        expect_work: bool = False,
     ) -> list[OutboxItem]:
-        """A reader looks first, so an idle delivery loop never takes the write lock to find nothing."""
+        """A reader looks first, so an idle delivery loop never takes the write lock to find nothing;
+        a loop told of a row just queued goes straight to the write (the look would find it anyway)."""
         if not platforms or limit <= 0:
             return []
-        if not await self._state.run_read(lambda c: has_claimable(c, platforms, self._clock())):
+        if not expect_work and not await self._state.run_read(
+            lambda c: has_claimable(c, platforms, self._clock())
+        ):
             return []
         return await self._state.run_write(
             lambda c: claim_outbox(c, platforms, holder, now=self._clock(), claim_s=claim_s, limit=limit)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from agent_core.actor import Actor
 from agent_core.agent import (
     AgentEvent,
     AgentSettings,
@@ -15,7 +16,6 @@ from agent_core.agent import (
     SegmentPrompts,
     Toolbox,
     TurnRunner,
-    TurnScope,
 )
 from agent_core.compression import Compressor
 from agent_core.llm import LLMClient
@@ -44,7 +44,7 @@ class Harness:
         """The person sends ``text``; returns every event of the turn that answers it."""
         tip = await self.state.resolve_tip(conversation_id)
         await self.state.append_message(tip.id, NewMessage(role="user", content=text, author=person))
-        scope = TurnScope(conversation_id=conversation_id, person_id=person, platform="test")
+        scope = Actor(person, conversation_id=conversation_id, platform="test")
         return [event async for event in self.runner.run(scope)]
 
     async def messages(self, conversation_id: str) -> list[MessageRecord]:

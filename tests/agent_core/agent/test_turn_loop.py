@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_core.agent import AgentSettings, ReplyDelta, TurnFailed, TurnFinished, TurnScope
+from agent_core.actor import Actor
+from agent_core.agent import AgentSettings, ReplyDelta, TurnFailed, TurnFinished
 from agent_core.llm import LLMServerError, ReasoningDelta, ScriptedClient, ScriptStep, TextDelta, ToolCall
 from agent_core.storage.sqlite import MessageRecord, NewMessage
 
@@ -121,6 +122,6 @@ async def test_messages_sent_while_idle_are_answered_together(home: Path) -> Non
         tip = await agent.state.resolve_tip(conversation)
         await agent.state.append_message(tip.id, NewMessage(role="user", content="first"))
         await agent.state.append_message(tip.id, NewMessage(role="user", content="second"))
-        events = [e async for e in agent.runner.run(TurnScope(conversation_id=conversation, person_id="ada"))]
+        events = [e async for e in agent.runner.run(Actor("ada", conversation_id=conversation))]
         assert isinstance(events[-1], TurnFinished)
         assert [m.content for m in client.requests[0].messages] == ["first", "second"]

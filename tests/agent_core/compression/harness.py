@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_core.agent import AgentEvent, SegmentPrompts, TurnRunner, TurnScope
+from agent_core.actor import Actor
+from agent_core.agent import AgentEvent, SegmentPrompts, TurnRunner
 from agent_core.compression import (
     BANNER,
     FLUSH_INSTRUCTION,
@@ -72,8 +73,8 @@ class CompressingAgent:
         record = await self.state.ensure_conversation(key, Principal(person_id=person, platform="test"))
         return record.id
 
-    def scope(self, conversation_id: str, person: str = "ada") -> TurnScope:
-        return TurnScope(conversation_id=conversation_id, person_id=person, platform="test")
+    def scope(self, conversation_id: str, person: str = "ada") -> Actor:
+        return Actor(person, conversation_id=conversation_id, platform="test")
 
     async def say(self, conversation_id: str, text: str, person: str = "ada") -> list[AgentEvent]:
         """The person sends ``text``; returns every event of the turn that answers it."""

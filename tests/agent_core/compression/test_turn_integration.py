@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from agent_core.actor import Actor
 from agent_core.agent import TurnFinished
 from agent_core.compression import (
     BANNER,
     FLUSH_ACTOR,
     FLUSH_INSTRUCTION,
-    CompressionCaller,
     CompressionSettings,
     CompressionStatus,
     request_tokens,
@@ -118,12 +118,12 @@ class RecordingHooks:
         self.fail = fail
         self.switches: list[tuple[str, str]] = []
 
-    async def on_pre_compress(self, caller: CompressionCaller, messages: Sequence[ChatMessage]) -> str | None:
+    async def on_pre_compress(self, caller: Actor, messages: Sequence[ChatMessage]) -> str | None:
         if self.fail:
             raise RuntimeError("provider down")
         return f"{caller.person_id} has a cat called Miso ({len(messages)} messages seen)"
 
-    async def on_compressed(self, caller: CompressionCaller, parent_segment_id: str, segment_id: str) -> None:
+    async def on_compressed(self, caller: Actor, parent_segment_id: str, segment_id: str) -> None:
         if self.fail:
             raise RuntimeError("provider down")
         self.switches.append((parent_segment_id, segment_id))

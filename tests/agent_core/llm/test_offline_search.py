@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_core.agent import TurnFailed, TurnFinished, TurnScope
+from agent_core.actor import Actor
+from agent_core.agent import TurnFailed, TurnFinished
 from agent_core.llm import OFFLINE_LABEL
 from agent_core.storage.sqlite import NewMessage, Principal
 from gateway.config import Home, Settings
@@ -22,7 +23,7 @@ PRINCIPAL = Principal(person_id=PERSON, platform="web", user_id="ana-browser", c
 async def _say(runtime: Runtime, conversation_id: str, text: str) -> str:
     tip = await runtime.state.resolve_tip(conversation_id)
     await runtime.state.append_message(tip.id, NewMessage(role="user", content=text, author=PERSON))
-    scope = TurnScope(conversation_id=conversation_id, person_id=PERSON, platform="web")
+    scope = Actor(PERSON, conversation_id=conversation_id, platform="web")
     replies = [
         event.text async for event in runtime.agent.run(scope) if isinstance(event, TurnFinished | TurnFailed)
     ]

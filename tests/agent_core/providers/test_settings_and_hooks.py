@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from agent_core.compression import BANNER, CompressionCaller
+from agent_core.actor import Actor
+from agent_core.compression import BANNER
 from agent_core.llm import ChatMessage
 from agent_core.providers import (
     HonchoProvider,
@@ -88,7 +89,7 @@ class RecordingProvider(MemoryProvider):
 
 async def test_compression_hooks_see_only_what_was_said_and_hear_the_switch() -> None:
     provider = RecordingProvider()
-    caller = CompressionCaller(conversation_id="c1", person_id="ada")
+    caller = Actor("ada", conversation_id="c1")
     messages = [
         ChatMessage(role="user", content=f"{BANNER}\n## Goal\n..."),
         ChatMessage(role="user", content="convert 5 miles"),

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent_core.actor import Actor
 from agent_core.search import SearchScope, SessionSearch, session_search_tool
 from agent_core.storage.sqlite import NewMessage, Principal, StateStore
 from agent_core.tools import ToolContext, ToolRegistry
@@ -30,10 +31,10 @@ async def test_the_tool_searches_only_the_callers_conversations(tmp_path: Path) 
         ana, bob = await _two_people(store)
         registry = ToolRegistry([session_search_tool(SessionSearch(store))])
         as_bob = await registry.call(
-            "session_search", {"query": "lake house wifi password"}, ToolContext("bob", None)
+            "session_search", {"query": "lake house wifi password"}, ToolContext(Actor("bob"))
         )
         as_admin = await registry.call(
-            "session_search", {"query": "lake house", "limit": 5}, ToolContext("root", None, is_admin=True)
+            "session_search", {"query": "lake house", "limit": 5}, ToolContext(Actor("root", is_admin=True))
         )
     bob_payload = json.loads(as_bob.content)
     assert not as_bob.is_error
@@ -51,9 +52,9 @@ async def test_the_tool_explains_empty_results_and_untrusted_excerpts(tmp_path: 
         )
         assert await store.wait_indexed(10)
         tool = session_search_tool(SessionSearch(store))
-        nothing = await tool.handler({"query": "volcano"}, ToolContext("ana", None))
-        found = await tool.handler({"query": "wire money"}, ToolContext("ana", None))
-        empty = await tool.handler({"query": "  "}, ToolContext("ana", None))
+        nothing = await tool.handler({"query": "volcano"}, ToolContext(Actor("ana")))
+        found = await tool.handler({"query": "wire money"}, ToolContext(Actor("ana")))
+        empty = await tool.handler({"query": "  "}, ToolContext(Actor("ana")))
     assert json.loads(nothing.content) == {
         "success": True,
         "query": "volcano",

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.actor import Actor
 from agent_core.llm import ChatMessage, LLMRequest, OfflineClient, complete
 from agent_core.memory import FailureBreaker, MemorySettings, MemoryStores
 from agent_core.tools import ToolContext, ToolRegistry, builtin_registry
 
-ALICE = ToolContext(person_id="alice", conversation_id="c-alice")
-BOB = ToolContext(person_id="bob", conversation_id="c-bob")
-ADMIN = ToolContext(person_id="root", conversation_id="c-root", is_admin=True)
+ALICE = ToolContext(Actor("alice", conversation_id="c-alice"))
+BOB = ToolContext(Actor("bob", conversation_id="c-bob"))
+ADMIN = ToolContext(Actor("root", conversation_id="c-root", is_admin=True))
 
 
 @pytest.fixture
@@ -127,7 +128,7 @@ async def test_replace_remove_and_batch(registry: ToolRegistry) -> None:
 async def test_a_full_store_returns_entries_and_the_breaker_stops_the_fourth_failure(
     registry: ToolRegistry,
 ) -> None:
-    ctx = ToolContext(person_id="alice", conversation_id="c", breaker=FailureBreaker())
+    ctx = ToolContext(Actor("alice", conversation_id="c"), breaker=FailureBreaker())
     await run(registry, ctx, action="add", target="memory", content="x" * 100)
     for _ in range(3):
         over = await run(registry, ctx, action="add", target="memory", content="y" * 50)

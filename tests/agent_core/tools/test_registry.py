@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 import pytest
 
+from agent_core.actor import Actor
 from agent_core.llm import ToolCall, canonical_json
 from agent_core.tools import (
     Tool,
@@ -19,11 +20,11 @@ from agent_core.tools import (
     truncation_marker,
 )
 
-CTX = ToolContext(person_id="alice", conversation_id="conv-1")
+CTX = ToolContext(Actor("alice", conversation_id="conv-1"))
 
 
 async def echo(args: Mapping[str, object], ctx: ToolContext) -> ToolResult:
-    return ToolResult.from_json({"person": ctx.person_id, "args": dict(args)})
+    return ToolResult.from_json({"person": ctx.actor.person_id, "args": dict(args)})
 
 
 async def boom(args: Mapping[str, object], ctx: ToolContext) -> ToolResult:

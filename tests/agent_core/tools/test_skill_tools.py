@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.actor import Actor
 from agent_core.skills import SkillStore
 from agent_core.tools import ToolContext, ToolRegistry, builtin_registry
 
-ADMIN = ToolContext(person_id="root", conversation_id="c1", is_admin=True)
-ALICE = ToolContext(person_id="alice", conversation_id="c2")
+ADMIN = ToolContext(Actor("root", conversation_id="c1", is_admin=True))
+ALICE = ToolContext(Actor("alice", conversation_id="c2"))
 
 
 @pytest.fixture

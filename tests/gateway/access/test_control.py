@@ -48,7 +48,7 @@ async def test_web_chat_is_open_by_default_and_each_browser_is_its_own_person(st
     one = await control.admit(message("web", "cookie-a"))
     two = await control.admit(message("web", "cookie-b"))
     assert isinstance(one, Admitted) and isinstance(two, Admitted)
-    assert one.person.person_id != two.person.person_id
+    assert one.actor.person_id != two.actor.person_id
 
 
 async def test_an_unknown_telegram_user_is_denied_by_default_with_one_notice(
@@ -74,8 +74,8 @@ async def test_allowlisted_users_and_admins_are_admitted(state: StateStore) -> N
     control = access(settings(admins=["discord:1"], telegram={"allow": [42]}), state)
     allowed = await control.admit(message("telegram", "42"))
     admin = await control.admit(message("discord", "1"))
-    assert isinstance(allowed, Admitted) and not allowed.person.is_admin
-    assert isinstance(admin, Admitted) and admin.person.is_admin
+    assert isinstance(allowed, Admitted) and not allowed.actor.is_admin
+    assert isinstance(admin, Admitted) and admin.actor.is_admin
     assert isinstance(await control.admit(message("telegram", "43")), Denied)
     assert isinstance(await control.admit(message("slack", "42")), Denied)
 

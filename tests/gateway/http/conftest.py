@@ -17,7 +17,6 @@ from gateway.config import Home, HttpSettings, Settings
 from gateway.http import AdminBackend, Metrics, PairingBook, Readiness, adapters_probe, create_app, serve_http
 from gateway.runtime import Runtime, open_runtime
 from gateway.storage.admin_reads import MAX_PAGE, AdminReads, MessageRow
-from gateway.storage.sqlite import SqliteStorage
 from gateway.webchat import WebChatAdapter
 from tests.gateway.http.turn_double import InlineTurns
 
@@ -46,7 +45,7 @@ GatewayFactory = Callable[..., Awaitable[Gateway]]
 
 
 def reads_of(runtime: Runtime) -> AdminReads:
-    return SqliteStorage(runtime.state).admin
+    return runtime.storage.admin
 
 
 async def stored_messages(runtime: Runtime, role: str | None = None) -> list[MessageRow]:
@@ -82,7 +81,7 @@ def build_app(
     """Every part mounted; ``http_settings`` are further ``HttpSettings`` fields (e.g. ``allowed_hosts``)."""
     web, api = WebChatAdapter("web"), WebChatAdapter("api")
     turns = InlineTurns(runtime, {"web": web, "api": api})
-    reads = SqliteStorage(runtime.state).admin
+    reads = runtime.storage.admin
     metrics = Metrics(reads, store_stats=runtime.state.stats)
     http = HttpSettings(
         admin_token=SecretStr(admin_token) if admin_token else None,

@@ -13,7 +13,6 @@ from agent_core.storage.sqlite import NewMessage, Principal
 from gateway.config import ConfigError
 from gateway.http import AdminExposureError, Readiness, check_exposure, create_app, serve_http
 from gateway.runtime import Runtime
-from gateway.storage.sqlite import SqliteStorage
 from tests.gateway.http.conftest import ADMIN_TOKEN, Gateway, build_app
 
 
@@ -32,7 +31,7 @@ async def _conversation(
 
 async def _person(runtime: Runtime, name: str, first: str, *more: str) -> str:
     """A person seen first as account ``first`` (``platform:id``) who linked the ``more`` accounts."""
-    identity = SqliteStorage(runtime.state).identity
+    identity = runtime.storage.identity
     platform, _, account_id = first.partition(":")
     person = await identity.ensure_account(platform, account_id, name)
     for account in more:

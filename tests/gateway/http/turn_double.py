@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from agent_core.agent import TurnFailed, TurnFinished, TurnScope
+from agent_core.actor import Actor
+from agent_core.agent import TurnFailed, TurnFinished
 from agent_core.storage.sqlite import NewMessage, Principal
 from gateway.contracts import Adapter, InboundMessage, OutboundMessage
 from gateway.runtime import Runtime
@@ -51,7 +52,7 @@ class InlineTurns:
     async def _turn(self, message: InboundMessage, conversation_id: str, person: str) -> None:
         async with self._locks.setdefault(conversation_id, asyncio.Lock()):
             reply = ""
-            scope = TurnScope(conversation_id=conversation_id, person_id=person, platform=message.platform)
+            scope = Actor(person, conversation_id=conversation_id, platform=message.platform)
             async for event in self.runtime.agent.run(scope):
                 if isinstance(event, TurnFinished | TurnFailed):
                     reply = event.text

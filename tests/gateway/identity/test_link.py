@@ -124,7 +124,7 @@ async def test_linking_keeps_the_old_persons_memory_and_says_so(home: Path, stat
     code = await accounts.issue_link_code(ada)
     outcome = await accounts.link(code, SLACK)
 
-    assert outcome.person.person_id == ada.person_id
+    assert outcome.actor.person_id == ada.person_id
     assert outcome.previous_person_id == slack_before.person_id and outcome.previous_has_memory
     assert "kept separately" in outcome.message("slack")
     # Nothing was merged: Ada's store is still empty; the old person's entry is still on disk.

@@ -9,7 +9,6 @@ from urllib.parse import quote
 
 from gateway.http import COOKIE
 from gateway.identity import ClientKey
-from gateway.storage.sqlite import SqliteStorage
 from tests.gateway.webchat.served_gateway import idle, served
 
 
@@ -28,7 +27,7 @@ async def test_raw_cookie_accounts_are_rekeyed_and_the_browser_keeps_its_convers
         # Exactly what an earlier version stored for a browser: the cookie as its account and chat id.
         await before.web.submit(raw, "written before the upgrade", "legacy-1")
         await idle(before)
-        person = await SqliteStorage(before.runtime.state).identity.account_person("web", raw)
+        person = await before.runtime.storage.identity.account_person("web", raw)
         assert person is not None
     async with served(home) as after:
         async with after.browser(cookies={COOKIE: raw}) as browser:
@@ -36,7 +35,7 @@ async def test_raw_cookie_accounts_are_rekeyed_and_the_browser_keeps_its_convers
             posted = await browser.post("/api/chat/messages", json={"text": "and after it"})
             await idle(after)
             again = (await browser.get("/api/chat/messages")).json()["messages"]
-        identity = SqliteStorage(after.runtime.state).identity
+        identity = after.runtime.storage.identity
         web_accounts = await identity.platform_account_ids("web")
         hashed = ClientKey.for_home(home).web_account(raw)
         assert await identity.account_person("web", hashed) == person

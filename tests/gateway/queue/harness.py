@@ -21,7 +21,6 @@ from gateway.delivery import DeliveryLoop, FailureHook
 from gateway.queue import WorkerPool
 from gateway.runtime import Gateway, Runtime, build_gateway, open_runtime, worker_pool
 from gateway.storage.queue import JobRecord, TurnQueueRepository
-from gateway.storage.sqlite import SqliteStorage
 
 from ..delivery.recording_adapter import RecordingAdapter
 
@@ -67,7 +66,7 @@ class Backbone:
 
     @property
     def queue(self) -> TurnQueueRepository:
-        return SqliteStorage(self.runtime.state).queue
+        return self.runtime.storage.queue
 
     async def jobs(self) -> list[JobRecord]:
         return await self.queue.jobs()

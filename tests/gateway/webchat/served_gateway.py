@@ -25,7 +25,6 @@ from gateway.delivery import DeliveryLoop
 from gateway.http import AdminBackend, Readiness, adapters_probe, create_app, serve_http
 from gateway.identity import ClientKey, rekey_legacy_web_accounts
 from gateway.runtime import Runtime, build_gateway, open_runtime, worker_pool
-from gateway.storage.sqlite import SqliteStorage
 from gateway.webchat import WebChatAdapter
 from tests.gateway.queue.harness import echo_step
 
@@ -104,7 +103,7 @@ async def served(home: Path, settings: Settings | None = None) -> AsyncIterator[
         gateway = build_gateway(runtime)
         web, api = WebChatAdapter("web"), WebChatAdapter("api")
         client_key = ClientKey.for_home(home)
-        await rekey_legacy_web_accounts(SqliteStorage(runtime.state).identity, client_key)
+        await rekey_legacy_web_accounts(runtime.storage.identity, client_key)
         adapters = {"web": web, "api": api}
         async with contextlib.AsyncExitStack() as stack:
             for adapter in adapters.values():
@@ -126,16 +125,16 @@ async def served(home: Path, settings: Settings | None = None) -> AsyncIterator[
                 webchat=web,
                 api_channel=api,
                 admin=AdminBackend(
-                    SqliteStorage(runtime.state).admin,
+                    runtime.storage.admin,
                     runtime.state,
                     runtime.memory,
                     runtime.search,
                     pairing=gateway.access.pairing,
                 ),
-                reads=SqliteStorage(runtime.state).admin,
+                reads=runtime.storage.admin,
                 client_key=client_key,
                 new_web_persons=NewPersonBudget(
-                    SqliteStorage(runtime.state).identity, settings.rate_limit.new_web_persons
+                    runtime.storage.identity, settings.rate_limit.new_web_persons
                 ),
             )
             server = await stack.enter_async_context(serve_http(app, "127.0.0.1", 0))
