@@ -102,7 +102,11 @@ class SqliteTurnQueue:
             appended=prepare(reply.append, now) if reply is not None and reply.append is not None else None,
             note=prepare(note, now) if note is not None else None,
         )
-        return await self._state.run_write(lambda c: finish_job(c, job_id, holder, closing, now=now))
+        # finished_at is stamped under the write lock, so stamps follow commit order (the metrics scrape's
+        # watermark on finished_at never skips a turn that committed late).
+        return await self._state.run_write(
+            lambda c: finish_job(c, job_id, holder, closing, now=self._clock())
+        )
 
     async def release(self, holder: str, job_ids: Sequence[int]) -> int:
         ids = list(job_ids)
