@@ -246,6 +246,9 @@ class StreamingAgent:
                 async for event in events:
                     if isinstance(event, ReplyDelta):
                         stream.add(event.text)
+                        # Let the stream's task show the text: a model that yields deltas without awaiting
+                        # (offline, a cached reply) would otherwise finish before the first send.
+                        await asyncio.sleep(0)
                     elif isinstance(event, ToolStarted):
                         stream.new_step()
                     elif isinstance(event, TurnFinished | TurnFailed):

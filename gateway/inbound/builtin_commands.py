@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from agent_core.actor import Actor
 from agent_core.memory import MemoryStores
-from agent_core.storage.sqlite import EndReason, StateStore, TokenUsage
+from agent_core.storage import AgentStorage, EndReason, TokenUsage
 from gateway.queue import TurnQueue, principal_for
 
 from .command_table import Command, CommandCall, CommandTable
@@ -27,7 +27,7 @@ NO_COMPRESSION = "Compression is not available in this version yet."
 
 @dataclass(frozen=True)
 class CommandServices:
-    state: StateStore
+    state: AgentStorage
     queue: TurnQueue
     memory: MemoryStores
     model_name: str
