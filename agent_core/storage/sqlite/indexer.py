@@ -226,9 +226,7 @@ class CatchUpIndexer:
         while not self._stop.is_set():
             self._check_sidecar_file()
             requested = batch
-            # Only rows at or below the watermark: on a concurrent backend a smaller id may commit later.
-            watermark = self._read_state(committed_watermark, state)
-            rows = self._read_state(_pending, state, last_id, watermark, requested)
+            rows = self._read_state(_pending, state, last_id, requested)
             if rows:
                 started = time.perf_counter()
                 self._write_sidecar(index_rows, sidecar, rows, db_uuid, settings.trigram_scope)
@@ -258,11 +256,16 @@ def _db_uuid(state: sqlite3.Connection) -> str:
     return str(state.execute("SELECT value FROM meta WHERE key = 'db_uuid'").fetchone()[0])
 
 
-def _pending(state: sqlite3.Connection, after_id: int, up_to: int, limit: int) -> list[PendingRow]:
-    """Messages in ``(after_id, up_to]``, oldest first; ``up_to`` is the ``committed_watermark``."""
+def _pending(state: sqlite3.Connection, after_id: int, limit: int) -> list[PendingRow]:
+    """Messages after ``after_id`` up to the ``committed_watermark``, oldest first, in one statement.
+
+    The subquery is ``sidecar.committed_watermark`` in SQL form: the indexer never advances past a row
+    that a smaller, still-uncommitted id could precede (one read per batch, as before the port).
+    """
     cursor = state.execute(
-        "SELECT id, role, content, tool_name FROM messages WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
-        (after_id, up_to, limit),
+        "SELECT id, role, content, tool_name FROM messages WHERE id > ? "
+        "AND id <= (SELECT seq FROM sqlite_sequence WHERE name = 'messages') ORDER BY id LIMIT ?",
+        (after_id, limit),
     )
     return [PendingRow(int(r[0]), str(r[1]), r[2], r[3]) for r in cursor.fetchall()]
 
