@@ -17,7 +17,7 @@ from pydantic import SecretStr
 from agent_core.actor import Actor
 from agent_core.llm import ModelSettings
 from agent_core.llm.fakes import FakeAnthropicServer, FakeReply
-from agent_core.storage.sqlite import NewMessage, Principal
+from agent_core.storage import NewMessage, Principal
 from gateway.config import Home, Settings
 from gateway.runtime import open_runtime
 

@@ -21,7 +21,8 @@ from multiprocessing.process import BaseProcess
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
-from agent_core.storage.sqlite import NewMessage, Principal, StateError, StateSettings, StateStore
+from agent_core.storage import NewMessage, Principal, StateError
+from agent_core.storage.sqlite import StateSettings, StateStore
 
 from .store_corpus import ChatCorpus, marker
 

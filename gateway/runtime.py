@@ -302,7 +302,6 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         app = create_app(
             readiness,
             http=settings.http,
-            state=runtime.state,
             webchat=web,
             api_channel=api,
             metrics=metrics,

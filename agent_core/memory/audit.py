@@ -1,8 +1,14 @@
-"""The audit sink the memory store reports every successful write to (implemented by the state store)."""
+"""The audit sink the memory store reports every successful write to (implemented by the state store).
+
+Invariant: the writer is always an ``Actor`` — the model's tool call, a memory flush, an operator at the CLI
+or the admin API — so who wrote, for whom and in which conversation travel as one value to the audit row.
+"""
 
 from __future__ import annotations
 
 from typing import Protocol
+
+from agent_core.actor import Actor
 
 
 class MemoryAuditSink(Protocol):
@@ -11,13 +17,12 @@ class MemoryAuditSink(Protocol):
     async def record_memory_audit(
         self,
         *,
-        person_id: str | None,
-        conversation_id: str | None,
-        actor: str,
+        actor: Actor,
         store: str,
         action: str,
         old_text: str | None,
         new_text: str | None,
     ) -> None:
-        """Persist one audit record (``store`` is the target name: memory, user or global)."""
+        """Persist one audit record: ``actor``'s person, conversation and label say who wrote, ``store`` is
+        the target name (memory, user or global)."""
         ...

@@ -1,8 +1,10 @@
 """The async memory facade for the gateway and the agent: file work in threads, audit, per-turn breaker.
 
-Invariants: no file I/O runs on the event loop (every call goes through ``asyncio.to_thread``); the
-audit sink hears about each applied change only after the write is durable; the breaker, when given,
-sees every write result so a fourth consolidation failure in one turn comes back terminal.
+Invariants: no file I/O runs on the event loop (every call goes through ``asyncio.to_thread``); a write
+acts as an ``Actor`` — its person owns the store written (an admin may also write the global one), and it
+is what the audit records as the writer; the audit sink hears about each applied change only after the
+write is durable; the breaker, when given, sees every write result so a fourth consolidation failure in
+one turn comes back terminal.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
+from agent_core.actor import Actor
 from agent_core.memory.audit import MemoryAuditSink
 from agent_core.memory.layout import Target
 from agent_core.memory.operations import BatchOperation, FailureBreaker
@@ -33,78 +36,68 @@ class MemoryStores:
         return self._sync
 
     async def add(
-        self,
-        *,
-        person_id: str | None,
-        target: Target | str,
-        content: str,
-        is_admin: bool = False,
-        actor: str = "agent",
-        conversation_id: str | None = None,
-        breaker: FailureBreaker | None = None,
+        self, actor: Actor, *, target: Target | str, content: str, breaker: FailureBreaker | None = None
     ) -> MemoryResult:
-        """Add one entry."""
+        """Add one entry to ``actor``'s store (or the global one, for an admin)."""
         outcome = await asyncio.to_thread(
-            self._sync.add, person_id=person_id, target=target, content=content, is_admin=is_admin
+            self._sync.add,
+            person_id=actor.person_id,
+            target=target,
+            content=content,
+            is_admin=actor.is_admin,
         )
-        return await self._finish(outcome, person_id, actor, conversation_id, breaker)
+        return await self._finish(outcome, actor, breaker)
 
     async def replace(
         self,
+        actor: Actor,
         *,
-        person_id: str | None,
         target: Target | str,
         old_text: str,
         content: str,
-        is_admin: bool = False,
-        actor: str = "agent",
-        conversation_id: str | None = None,
         breaker: FailureBreaker | None = None,
     ) -> MemoryResult:
         """Replace the one entry containing ``old_text``."""
         outcome = await asyncio.to_thread(
             self._sync.replace,
-            person_id=person_id,
+            person_id=actor.person_id,
             target=target,
             old_text=old_text,
             content=content,
-            is_admin=is_admin,
+            is_admin=actor.is_admin,
         )
-        return await self._finish(outcome, person_id, actor, conversation_id, breaker)
+        return await self._finish(outcome, actor, breaker)
 
     async def remove(
-        self,
-        *,
-        person_id: str | None,
-        target: Target | str,
-        old_text: str,
-        is_admin: bool = False,
-        actor: str = "agent",
-        conversation_id: str | None = None,
-        breaker: FailureBreaker | None = None,
+        self, actor: Actor, *, target: Target | str, old_text: str, breaker: FailureBreaker | None = None
     ) -> MemoryResult:
         """Remove the one entry containing ``old_text``."""
         outcome = await asyncio.to_thread(
-            self._sync.remove, person_id=person_id, target=target, old_text=old_text, is_admin=is_admin
+            self._sync.remove,
+            person_id=actor.person_id,
+            target=target,
+            old_text=old_text,
+            is_admin=actor.is_admin,
         )
-        return await self._finish(outcome, person_id, actor, conversation_id, breaker)
+        return await self._finish(outcome, actor, breaker)
 
     async def batch(
         self,
+        actor: Actor,
         *,
-        person_id: str | None,
         target: Target | str,
         operations: Sequence[BatchOperation],
-        is_admin: bool = False,
-        actor: str = "agent",
-        conversation_id: str | None = None,
         breaker: FailureBreaker | None = None,
     ) -> MemoryResult:
         """Apply ``operations`` atomically."""
         outcome = await asyncio.to_thread(
-            self._sync.batch, person_id=person_id, target=target, operations=operations, is_admin=is_admin
+            self._sync.batch,
+            person_id=actor.person_id,
+            target=target,
+            operations=operations,
+            is_admin=actor.is_admin,
         )
-        return await self._finish(outcome, person_id, actor, conversation_id, breaker)
+        return await self._finish(outcome, actor, breaker)
 
     async def entries(self, *, person_id: str | None, target: Target | str) -> StoreView:
         """Live entries and usage of one store (what tool results and the CLI show)."""
@@ -123,18 +116,11 @@ class MemoryStores:
         return await asyncio.to_thread(self._sync.repair, person_id=person_id, target=target)
 
     async def _finish(
-        self,
-        outcome: WriteOutcome,
-        person_id: str | None,
-        actor: str,
-        conversation_id: str | None,
-        breaker: FailureBreaker | None,
+        self, outcome: WriteOutcome, actor: Actor, breaker: FailureBreaker | None
     ) -> MemoryResult:
         if self._audit is not None:
             for change in outcome.changes:
                 await self._audit.record_memory_audit(
-                    person_id=person_id,
-                    conversation_id=conversation_id,
                     actor=actor,
                     store=outcome.target,
                     action=change.action,

@@ -7,6 +7,7 @@ or failing provider never delays or fails a ``memory`` tool call.
 
 from __future__ import annotations
 
+from agent_core.actor import Actor
 from agent_core.memory import MemoryAuditSink
 
 from .base import ProviderContext
@@ -23,9 +24,7 @@ class MirroringAuditSink:
     async def record_memory_audit(
         self,
         *,
-        person_id: str | None,
-        conversation_id: str | None,
-        actor: str,
+        actor: Actor,
         store: str,
         action: str,
         old_text: str | None,
@@ -33,15 +32,7 @@ class MirroringAuditSink:
     ) -> None:
         if self._inner is not None:
             await self._inner.record_memory_audit(
-                person_id=person_id,
-                conversation_id=conversation_id,
-                actor=actor,
-                store=store,
-                action=action,
-                old_text=old_text,
-                new_text=new_text,
+                actor=actor, store=store, action=action, old_text=old_text, new_text=new_text
             )
-        if person_id is None:
-            return
-        ctx = ProviderContext(person_id=person_id, conversation_id=conversation_id or "")
+        ctx = ProviderContext(person_id=actor.person_id, conversation_id=actor.conversation_id or "")
         self._manager.memory_written(ctx, action=action, target=store, content=new_text, old_text=old_text)

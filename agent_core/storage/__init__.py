@@ -21,7 +21,7 @@ from .errors import (
     WriteContentionError,
 )
 from .facts import Fact, FactStore
-from .health import SearchHealth, SearchState
+from .health import SearchHealth, SearchState, StoreHealth
 from .messages import MessageRepository, SegmentHistory
 from .records import (
     AlreadyCompressed,
@@ -70,6 +70,7 @@ __all__ = [
     "StateError",
     "StateUnavailableError",
     "StoreClosedError",
+    "StoreHealth",
     "StoreStats",
     "TokenUsage",
     "UnknownMessageError",

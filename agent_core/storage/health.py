@@ -1,4 +1,4 @@
-"""How usable the search index is right now, as readiness reports it.
+"""How usable the store and its search index are right now, as readiness reports them.
 
 Invariants: a missing or untrusted sidecar is ``unavailable``; a sidecar that this process's indexer is
 rebuilding or catching up on, that has indexed nothing while state.db holds messages, or that lags
@@ -9,7 +9,7 @@ message ids (``indexed_up_to`` of ``newest``), read in O(1) from the progress ma
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 SearchState = Literal["ok", "rebuilding", "unavailable"]
 
@@ -37,3 +37,19 @@ class SearchHealth:
         behind = newest - indexed_up_to > BEHIND_AFTER_MESSAGES or (indexed_up_to == 0 and newest > 0)
         state: SearchState = "rebuilding" if (rebuilding and indexed_up_to < newest) or behind else "ok"
         return cls(state, indexed_up_to, newest, indexer_failures)
+
+
+class StoreHealth(Protocol):
+    """What readiness asks a storage backend: can it read and write now, and can search answer."""
+
+    async def check_readable(self) -> None:
+        """Prove reads work now; raises a ``StateError`` subclass if not (damage seen since opening too)."""
+        ...
+
+    async def check_writable(self) -> None:
+        """Prove a write can commit now; raises a ``StateError`` subclass if not."""
+        ...
+
+    async def search_health(self) -> SearchHealth:
+        """Whether search answers from a complete index now, is being rebuilt, or cannot answer."""
+        ...

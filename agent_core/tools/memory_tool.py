@@ -1,17 +1,16 @@
 """The ``memory`` tool: read and curate the calling person's MEMORY.md / USER.md and the global notes.
 
-Invariants: the stores addressed are always those of ``ctx.actor.person_id`` (the schema has no person
-argument, so a model cannot name anyone else); global writes are refused unless ``ctx.actor.is_admin``;
-every write goes through ``MemoryStores`` with the turn's breaker, so results carry the exact wording
-and shapes of the memory package; ``read`` returns the live entries and usage.
+Invariants: every write goes through ``MemoryStores`` as ``ctx.actor`` with the turn's breaker, so the
+stores addressed are always that actor's (the schema has no person argument, so a model cannot name anyone
+else), global writes are refused unless the actor is an admin, the audit records the actor, and results
+carry the exact wording and shapes of the memory package; ``read`` returns the live entries and usage.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypedDict
 
-from agent_core.memory import BatchOperation, FailureBreaker, MemoryResult, MemoryStores
+from agent_core.memory import BatchOperation, MemoryResult, MemoryStores
 from agent_core.tools.context import ToolContext
 from agent_core.tools.result import ToolResult
 from agent_core.tools.tool import Tool
@@ -75,48 +74,33 @@ def memory_tool(stores: MemoryStores) -> Tool:
         target = str(args["target"])
         action = args.get("action")
         operations = args.get("operations")
+        actor, breaker = ctx.actor, ctx.breaker
         if isinstance(operations, list | tuple) and (operations or action is None):
             ops = tuple(_operation(op) for op in operations)
-            return _result(await stores.batch(**_scope(ctx, target), operations=ops))
+            return _result(await stores.batch(actor, target=target, operations=ops, breaker=breaker))
         if action is None:
             return ToolResult.error("Give an action ('add', 'replace', 'remove' or 'read') or 'operations'.")
         if action == "read":
-            view = await stores.entries(person_id=ctx.actor.person_id, target=target)
+            view = await stores.entries(person_id=actor.person_id, target=target)
             return ToolResult.from_json(view.to_dict())
         content, old_text = _text(args.get("content")), _text(args.get("old_text"))
         if action == "add":
             if not content:
                 return ToolResult.error("Content is required for 'add' action.")
-            return _result(await stores.add(**_scope(ctx, target), content=content))
+            return _result(await stores.add(actor, target=target, content=content, breaker=breaker))
         if not old_text:
             return await _missing_old_text(stores, ctx, target, str(action))
         if action == "replace":
             if not content:
                 return ToolResult.error("content is required for 'replace' action.")
-            return _result(await stores.replace(**_scope(ctx, target), old_text=old_text, content=content))
-        return _result(await stores.remove(**_scope(ctx, target), old_text=old_text))
+            return _result(
+                await stores.replace(
+                    actor, target=target, old_text=old_text, content=content, breaker=breaker
+                )
+            )
+        return _result(await stores.remove(actor, target=target, old_text=old_text, breaker=breaker))
 
     return Tool(MEMORY_TOOL_NAME, DESCRIPTION, PARAMETERS, handle)
-
-
-class _Scope(TypedDict):
-    person_id: str
-    target: str
-    is_admin: bool
-    actor: str
-    conversation_id: str | None
-    breaker: FailureBreaker
-
-
-def _scope(ctx: ToolContext, target: str) -> _Scope:
-    return {
-        "person_id": ctx.actor.person_id,
-        "target": target,
-        "is_admin": ctx.actor.is_admin,
-        "actor": ctx.actor.label,
-        "conversation_id": ctx.actor.conversation_id,
-        "breaker": ctx.breaker,
-    }
 
 
 async def _missing_old_text(stores: MemoryStores, ctx: ToolContext, target: str, action: str) -> ToolResult:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_core.storage.sqlite import StateError
+from agent_core.storage import StateError
 from agent_core.storage.sqlite.backup import BackupReport, backup_home, restore_home
 from gateway.cli.context import CommandContext
 from gateway.config import ConfigError

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from agent_core.actor import Actor
 from agent_core.agent import TurnFailed, TurnFinished
-from agent_core.storage.sqlite import NewMessage, Principal
+from agent_core.storage import NewMessage, Principal
 from gateway.cli.context import LOCAL_PERSON_ID, CommandContext
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.inbound import BuiltinCommands, CommandCall, CommandTable, session_key_for

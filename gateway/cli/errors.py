@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_core.llm import LLMConfigError
 from agent_core.memory import MemoryStoreError
-from agent_core.storage.sqlite import StateError
+from agent_core.storage import StateError
 from gateway.config import ConfigError
 from gateway.contracts import AdapterConfigError
 from gateway.identity import ClientKeyError

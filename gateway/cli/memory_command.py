@@ -1,7 +1,7 @@
 """``mnemogate memory show|add|remove``: the curated memory files, as an operator sees them.
 
-Writes go through the same store, scanner and locks as the agent's memory tool, and are audited in
-state.db with actor ``cli``.
+Writes go through the same store, scanner and locks as the agent's memory tool, acting as the console
+operator (an admin ``Actor`` for the chosen person), and are audited in state.db with actor ``cli``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import json
 import sys
 from typing import Any
 
+from agent_core.actor import Actor
 from agent_core.memory import MemoryResult, MemoryStores, StoreView
 from gateway.cli.context import LOCAL_PERSON_ID, CommandContext
 from gateway.storage.sqlite import open_state_store
@@ -82,11 +83,16 @@ async def _write(context: CommandContext, action: str, person: str, target: str,
     settings = context.settings
     async with open_state_store(context.home.ensure().root, settings.storage.sqlite) as state:
         stores = MemoryStores(context.home.root, settings.memory, audit=state)
-        # The operator at the console is trusted with the global store.
-        common: dict[str, Any] = {"person_id": person, "target": target, "is_admin": True, "actor": "cli"}
+        operator = _console_operator(person)
         if action == "add":
-            return await stores.add(content=text, **common)
-        return await stores.remove(old_text=text, **common)
+            return await stores.add(operator, target=target, content=text)
+        return await stores.remove(operator, target=target, old_text=text)
+
+
+def _console_operator(person: str) -> Actor:
+    """The operator at the console, acting on ``person``'s stores: trusted with the global store too, and
+    audited as ``cli`` outside any conversation."""
+    return Actor(person, is_admin=True, platform="cli", label="cli")
 
 
 def _report(result: MemoryResult) -> int:

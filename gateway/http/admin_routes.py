@@ -2,8 +2,8 @@
 
 Every route sits behind the ``BearerGuard``; reads go through the ``AdminReads`` port
 (``gateway.storage.admin_reads``) and the agent's storage (segments, reset, memory audit); memory edits
-go through ``MemoryStores`` with actor "admin", so they are threat-scanned, locked and recorded in the
-audit trail like any other write.
+go through ``MemoryStores`` as an operator ``Actor`` (admin, for the person edited) audited as "admin", so
+they are threat-scanned, locked and recorded in the audit trail like any other write.
 """
 
 from __future__ import annotations
@@ -214,23 +214,22 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
     @router.put("/persons/{person_id}/memory")
     async def edit_memory(person_id: str, edit: MemoryEdit) -> dict[str, Any]:
         await person_or_404(person_id)
-        common: dict[str, Any] = {
-            "person_id": person_id,
-            "target": edit.target,
-            "is_admin": True,
-            "actor": "admin",
-        }
+        # The operator, acting on this person's stores (global ones too), audited as "admin".
+        operator, target = Actor(person_id, is_admin=True, platform="admin", label="admin"), edit.target
         try:
             if edit.action == "add":
-                result = await memory.add(content=_required(edit.content, "content"), **common)
+                result = await memory.add(operator, target=target, content=_required(edit.content, "content"))
             elif edit.action == "replace":
                 result = await memory.replace(
+                    operator,
+                    target=target,
                     old_text=_required(edit.old_text, "old_text"),
                     content=_required(edit.content, "content"),
-                    **common,
                 )
             else:
-                result = await memory.remove(old_text=_required(edit.old_text, "old_text"), **common)
+                result = await memory.remove(
+                    operator, target=target, old_text=_required(edit.old_text, "old_text")
+                )
         except MemoryStoreError as exc:
             raise HTTPException(400, str(exc)) from exc
         body = result.to_dict()

@@ -16,7 +16,6 @@ from fastapi import Depends, FastAPI, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from agent_core.storage.sqlite import StateStore
 from gateway.access import NewPersonBudget
 from gateway.config import HttpSettings
 from gateway.contracts import HttpRoute
@@ -36,7 +35,6 @@ def create_app(
     readiness: ReadinessCheck,
     *,
     http: HttpSettings | None = None,
-    state: StateStore | None = None,
     webchat: WebChatAdapter | None = None,
     api_channel: WebChatAdapter | None = None,
     metrics: Metrics | None = None,
@@ -48,8 +46,9 @@ def create_app(
 ) -> FastAPI:
     """The gateway's one HTTP app; see the module docstring for what each argument mounts.
 
-    ``client_key`` turns cookies and API tokens into account ids (default: the key file beside state.db);
-    ``new_web_persons`` limits new browsers per client address (default: ``rate_limit.new_web_persons``);
+    ``client_key`` turns cookies and API tokens into account ids (``ClientKey.for_home``; default: a key
+    for this process only); ``new_web_persons`` limits new browsers per client address (default: the
+    ``rate_limit.new_web_persons`` budget, every browser counted as new);
     ``reads`` serves the web chat's history and the OpenAI endpoint's usage (none and zero without it).
     """
     settings = http or HttpSettings()
@@ -85,7 +84,7 @@ def create_app(
 
     if webchat is not None:
         app.include_router(
-            webchat_router(webchat, state, client_key=client_key, new_persons=new_web_persons, reads=reads)
+            webchat_router(webchat, client_key=client_key, new_persons=new_web_persons, reads=reads)
         )
     if admin is not None:
         app.include_router(admin_router(admin, BearerGuard([settings.admin_token], "admin API")))
@@ -95,7 +94,7 @@ def create_app(
         )
         app.include_router(
             openai_router(
-                api_channel, state, guard, settings.api_reply_timeout_s, client_key=client_key, reads=reads
+                api_channel, guard, settings.api_reply_timeout_s, client_key=client_key, reads=reads
             )
         )
     for route in adapter_routes:

@@ -26,9 +26,8 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_core.storage.sqlite import StateStore
 from gateway.http.access import BearerGuard
-from gateway.http.webchat_routes import default_client_key, retry_after
+from gateway.http.webchat_routes import retry_after
 from gateway.identity import ClientKey
 from gateway.sessions import KeyScope, SessionKey
 from gateway.storage.admin_reads import AdminReads, TokenTotals
@@ -79,16 +78,18 @@ def api_chat_id(key: ClientKey, request: Request, user: str | None) -> str:
 
 def openai_router(
     channel: WebChatAdapter,
-    state: StateStore | None,
     guard: BearerGuard,
     timeout: float,
     *,
     client_key: ClientKey | None = None,
     reads: AdminReads | None = None,
 ) -> APIRouter:
-    """The endpoint on ``channel``; usage is read through ``reads`` (zero without it)."""
+    """The endpoint on ``channel``; usage is read through ``reads`` (zero without it).
+
+    ``client_key`` fingerprints tokens (the home's key; without it, a key for this process only).
+    """
     router = APIRouter(dependencies=[Depends(guard)])
-    key = client_key or default_client_key(state)
+    key = client_key or ClientKey.ephemeral()
 
     async def tokens(chat_id: str) -> TokenTotals:
         if reads is None:

@@ -2,7 +2,7 @@
 
 A probe returns "ok" or a short reason; one that raises or times out is reported as not ready with its
 error, never crashing ``/readyz``. "ok (…)" is a degraded component that does not stop turns (search
-being rebuilt, a failing memory provider).
+being rebuilt, a failing memory provider). The store probes take the ``StoreHealth`` port, never a backend.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from agent_core.storage.sqlite import SearchHealth, StateError, StateStore
+from agent_core.storage import SearchHealth, StateError, StoreHealth
 from gateway.contracts import Adapter
 
 ReadinessCheck = Callable[[], Awaitable[dict[str, str]]]
@@ -50,13 +50,13 @@ def adapters_probe(adapters: Sequence[Adapter]) -> Probe:
     return probe
 
 
-def state_probe(state: StateStore) -> Probe:
+def state_probe(store: StoreHealth) -> Probe:
     """ "ok" while state.db can be read and written; not ready once reads fail or found it damaged."""
 
     async def probe() -> str:
         try:
-            await state.check_readable()
-            await state.check_writable()
+            await store.check_readable()
+            await store.check_writable()
         except StateError as exc:
             return f"unavailable: {exc}"
         return "ok"
@@ -64,12 +64,12 @@ def state_probe(state: StateStore) -> Probe:
     return probe
 
 
-def search_probe(state: StateStore) -> Probe:
+def search_probe(store: StoreHealth) -> Probe:
     """ "ok", or "ok (search …)" while the index is missing or being rebuilt: search degrades, turns go on."""
 
     async def probe() -> str:
         try:
-            health = await state.search_health()
+            health = await store.search_health()
         except StateError as exc:
             return f"ok (search unknown: {exc})"
         return describe_search(health)

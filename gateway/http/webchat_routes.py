@@ -25,7 +25,6 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import HTMLResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
-from agent_core.storage.sqlite import StateStore
 from gateway.access import NewPersonBudget
 from gateway.contracts import AdapterError
 from gateway.identity import ClientKey
@@ -33,7 +32,6 @@ from gateway.sessions import KeyScope, SessionKey
 from gateway.storage.admin_reads import AdminReads, MessageRow
 from gateway.storage.chat_refs import chat_to_text
 from gateway.storage.outbox import ChatNotice
-from gateway.storage.sqlite import SqliteStorage
 from gateway.webchat import ChannelNotStartedError, Cursor, Delivery, MessageRefusedError, WebChatAdapter
 
 COOKIE = "mnemogate_chat"
@@ -103,7 +101,6 @@ def _notice_item(notice: ChatNotice) -> dict[str, object]:
 
 def webchat_router(
     adapter: WebChatAdapter,
-    state: StateStore | None,
     *,
     client_key: ClientKey | None = None,
     new_persons: NewPersonBudget | None = None,
@@ -111,13 +108,14 @@ def webchat_router(
 ) -> APIRouter:
     """Routes for the page and its API, bound to ``adapter`` (and ``reads`` for history: none without it).
 
-    ``client_key`` defaults to the key file next to state.db (an ephemeral key without ``state``);
-    ``new_persons`` to the default ``rate_limit.new_web_persons`` budget.
+    ``client_key`` is the home's key (``ClientKey.for_home``; without it, a key for this process only, so
+    accounts change on restart); ``new_persons`` the ``rate_limit.new_web_persons`` budget over the
+    identity repository (without it, the default budget, counting every browser as new).
     """
     router = APIRouter()
     feed = adapter.feed
-    key = client_key or default_client_key(state)
-    newcomers = new_persons or NewPersonBudget(None if state is None else SqliteStorage(state).identity)
+    key = client_key or ClientKey.ephemeral()
+    newcomers = new_persons or NewPersonBudget(None)
 
     def _chat_id(request: Request, response: Response) -> str:
         """The browser's chat id: its cookie's keyed hash (the cookie itself goes no further)."""
@@ -224,8 +222,3 @@ def _resume(after: str, epoch: str) -> str:
     """The cursor to hand back when nothing arrived: the same one, unless it was from another epoch."""
     parsed = Cursor.parse(after)
     return after if parsed is not None and parsed.epoch == epoch else Cursor(epoch, 0).to_string()
-
-
-def default_client_key(state: StateStore | None) -> ClientKey:
-    """The home's client key (beside state.db), or a key for this process only when there is no home."""
-    return ClientKey.for_home(state.paths.db.parent) if state is not None else ClientKey.ephemeral()

@@ -219,6 +219,10 @@ class AdminReads(Protocol):
         """Outbox rows (of one ``kind``, e.g. ``reply``), whatever their state."""
         ...
 
+    async def inbound_count(self, *, platform: str | None = None) -> int:
+        """Platform events recorded in the inbound ledger (of one ``platform``), turns and commands alike."""
+        ...
+
     async def queued_replies(self, *, after: int = 0, limit: int = 1_000) -> tuple[QueuedReply, ...]:
         """Replies (kind ``reply``) queued at a position above ``after``, in position order."""
         ...

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.storage.sqlite import NewMessage, Principal
+from agent_core.storage import NewMessage, Principal
 from gateway.cli import backup_command
 from gateway.cli.main import build_parser
 from gateway.storage.sqlite import open_state_store

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent_core.search import SearchScope
-from agent_core.storage.sqlite import NewMessage, Principal, StateError, StateSettings
+from agent_core.storage import NewMessage, Principal, StateError
+from agent_core.storage.sqlite import StateSettings
 from gateway.config import Home, Settings
 from gateway.runtime import Runtime, open_runtime
 from gateway.storage.sqlite import open_state_store

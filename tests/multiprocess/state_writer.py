@@ -13,14 +13,8 @@ import sys
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
-from agent_core.storage.sqlite import (
-    AlreadyCompressed,
-    Compressed,
-    NewMessage,
-    NewSegment,
-    Principal,
-    StateSettings,
-)
+from agent_core.storage import AlreadyCompressed, Compressed, NewMessage, NewSegment, Principal
+from agent_core.storage.sqlite import StateSettings
 from gateway.storage.sqlite import open_state_store
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from agent_core.agent import TurnFinished
 from agent_core.compression import BANNER, CompressionOutcome
 from agent_core.llm import LLMRequest, ScriptedClient, ScriptStep
-from agent_core.storage.sqlite import NewMessage
+from agent_core.storage import NewMessage
 from gateway.storage.sqlite import open_state_store
 from tests.agent_core.compression.harness import ChattyModel, compressing_agent, summary_step
 

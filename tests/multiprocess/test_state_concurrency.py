@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.storage.sqlite import NewSegment, Principal
+from agent_core.storage import NewSegment, Principal
 from agent_core.storage.sqlite.connection import connect
 from agent_core.storage.sqlite.schema import AGENT_LADDER
 from gateway.storage.sqlite import GATEWAY_LADDER, open_state_store

@@ -1,34 +1,11 @@
-"""state.db: conversations, their segments and messages, gateway ledgers, and the full-text search index.
+"""The SQLite backend of the agent's storage port: state.db (conversations, segments, messages, audit,
+cooldowns), its search sidecar and the local provider's facts; every SQL statement and pragma they run.
 
-Public surface: ``StateStore`` (async facade), its settings, records and errors.
+Public surface: ``StateStore`` (implements ``agent_core.storage.AgentStorage``, ``SearchIndex`` and
+``StoreHealth``), its settings, and the start-up helpers for a damaged file. Records and errors are the
+port's: import them from ``agent_core.storage``.
 """
 
-from ..errors import (
-    SearchIndexUnavailableError,
-    StateDamagedError,
-    StateError,
-    StateUnavailableError,
-    StoreClosedError,
-    UnknownMessageError,
-    UnknownSegmentError,
-    WriteContentionError,
-)
-from ..health import SearchHealth, SearchState
-from ..records import (
-    AlreadyCompressed,
-    Compressed,
-    CompressionResult,
-    ConversationRecord,
-    EndReason,
-    FtsHit,
-    MessageRecord,
-    NewMessage,
-    NewSegment,
-    Principal,
-    SegmentRecord,
-    StoreStats,
-    TokenUsage,
-)
 from .connection import wal_unsupported
 from .fts_query import FtsIndexName
 from .integrity import SetAside, set_aside_damaged
@@ -36,34 +13,11 @@ from .settings import StateSettings, TrigramScope
 from .store import StateStore
 
 __all__ = [
-    "AlreadyCompressed",
-    "Compressed",
-    "CompressionResult",
-    "ConversationRecord",
-    "EndReason",
-    "FtsHit",
     "FtsIndexName",
-    "MessageRecord",
-    "NewMessage",
-    "NewSegment",
-    "Principal",
-    "SearchHealth",
-    "SearchIndexUnavailableError",
-    "SearchState",
-    "SegmentRecord",
     "SetAside",
-    "StateDamagedError",
-    "StateError",
     "StateSettings",
     "StateStore",
-    "StateUnavailableError",
-    "StoreClosedError",
-    "StoreStats",
-    "TokenUsage",
     "TrigramScope",
-    "UnknownMessageError",
-    "UnknownSegmentError",
-    "WriteContentionError",
     "set_aside_damaged",
     "wal_unsupported",
 ]

@@ -17,6 +17,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
+from agent_core.actor import Actor
+
 from ..audit import MemoryAuditRecord
 from ..cooldowns import CompressionCooldown
 from ..errors import SearchIndexUnavailableError, StateUnavailableError
@@ -241,9 +243,7 @@ class StateStore:
     async def record_memory_audit(
         self,
         *,
-        person_id: str | None,
-        conversation_id: str | None,
-        actor: str,
+        actor: Actor,
         store: str,
         action: str,
         old_text: str | None,
@@ -254,9 +254,9 @@ class StateStore:
             lambda c: conversations.record_memory_audit(
                 c,
                 at=time.time(),
-                person_id=person_id,
-                conversation_id=conversation_id,
-                actor=actor,
+                person_id=actor.person_id,
+                conversation_id=actor.conversation_id,
+                actor=actor.label,
                 store=store,
                 action=action,
                 old_text=old_text,

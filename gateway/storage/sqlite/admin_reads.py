@@ -253,6 +253,13 @@ def outbox_count(conn: sqlite3.Connection, kind: str | None) -> int:
     return int(conn.execute("SELECT count(*) FROM outbox WHERE kind = ?", (kind,)).fetchone()[0])
 
 
+def inbound_count(conn: sqlite3.Connection, platform: str | None) -> int:
+    if platform is None:
+        return int(conn.execute("SELECT count(*) FROM inbound_events").fetchone()[0])
+    sql = "SELECT count(*) FROM inbound_events WHERE platform = ?"
+    return int(conn.execute(sql, (platform,)).fetchone()[0])
+
+
 def queued_replies(conn: sqlite3.Connection, *, after: int, limit: int) -> tuple[QueuedReply, ...]:
     rows = conn.execute(
         "SELECT id, conversation_id, created_at FROM outbox WHERE id > ? AND kind = 'reply' "
@@ -338,6 +345,9 @@ class SqliteAdminReads:
 
     async def outbox_count(self, *, kind: str | None = None) -> int:
         return await self._state.run_read(lambda c: outbox_count(c, kind))
+
+    async def inbound_count(self, *, platform: str | None = None) -> int:
+        return await self._state.run_read(lambda c: inbound_count(c, platform))
 
     async def queued_replies(self, *, after: int = 0, limit: int = 1_000) -> tuple[QueuedReply, ...]:
         return await self._state.run_read(lambda c: queued_replies(c, after=after, limit=limit))

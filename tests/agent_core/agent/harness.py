@@ -22,7 +22,8 @@ from agent_core.llm import LLMClient
 from agent_core.memory import MemoryAuditSink, MemorySettings, MemoryStores
 from agent_core.prompt import PromptSettings
 from agent_core.skills import SkillStore
-from agent_core.storage.sqlite import MessageRecord, NewMessage, Principal, StateStore
+from agent_core.storage import MessageRecord, NewMessage, Principal
+from agent_core.storage.sqlite import StateStore
 from agent_core.tools import builtin_registry
 
 TODAY = date(2026, 11, 30)

@@ -7,7 +7,7 @@ from pathlib import Path
 from agent_core.actor import Actor
 from agent_core.agent import TurnFinished
 from agent_core.llm import ScriptedClient, ScriptStep
-from agent_core.storage.sqlite import Principal
+from agent_core.storage import Principal
 
 from .harness import agent_harness
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from agent_core.actor import Actor
 from agent_core.agent import AgentSettings, ReplyDelta, TurnFailed, TurnFinished
 from agent_core.llm import LLMServerError, ReasoningDelta, ScriptedClient, ScriptStep, TextDelta, ToolCall
-from agent_core.storage.sqlite import MessageRecord, NewMessage
+from agent_core.storage import MessageRecord, NewMessage
 
 from .harness import agent_harness
 

@@ -19,7 +19,8 @@ from agent_core.compression import (
 )
 from agent_core.llm import LLMClient, LLMRequest, ScriptStep
 from agent_core.memory import MemoryStores
-from agent_core.storage.sqlite import MessageRecord, NewMessage, Principal, StateStore
+from agent_core.storage import MessageRecord, NewMessage, Principal
+from agent_core.storage.sqlite import StateStore
 from tests.agent_core.agent.harness import agent_harness
 
 WINDOW = 8_000

@@ -15,7 +15,7 @@ from agent_core.compression import (
     CompressionSettings,
     plan_compression,
 )
-from agent_core.storage.sqlite import MessageRecord, NewMessage
+from agent_core.storage import MessageRecord, NewMessage
 
 from .transcripts import Transcript, build, exchanges
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from agent_core.agent import TurnFinished
 from agent_core.compression import BANNER, FLUSH_INSTRUCTION, CompressionStatus
 from agent_core.llm import ScriptedClient
-from agent_core.storage.sqlite import EndReason
+from agent_core.storage import EndReason
 
 from .harness import ChattyModel, banner_count, compressing_agent, outcomes, summary_step
 

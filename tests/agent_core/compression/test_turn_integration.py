@@ -24,7 +24,7 @@ from agent_core.llm import (
     ToolCallEvent,
     UsageEvent,
 )
-from agent_core.storage.sqlite import NewMessage
+from agent_core.storage import NewMessage
 
 from .harness import ChattyModel, banner_count, compressing_agent, outcomes, summary_step
 

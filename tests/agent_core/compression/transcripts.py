@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from agent_core.storage.sqlite import MessageRecord, NewMessage
+from agent_core.storage import MessageRecord, NewMessage
 
 REPEATED_OUTPUT = "The build log says: all 412 tests passed in 3.2s on runner ci-7. " * 5
 FAILURE_REPLY = (

@@ -11,7 +11,7 @@ from pathlib import Path
 from agent_core.actor import Actor
 from agent_core.agent import TurnFailed, TurnFinished
 from agent_core.llm import OFFLINE_LABEL
-from agent_core.storage.sqlite import NewMessage, Principal
+from agent_core.storage import NewMessage, Principal
 from gateway.config import Home, Settings
 from gateway.runtime import Runtime, open_runtime
 

@@ -11,6 +11,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from agent_core.actor import Actor
 from agent_core.memory import MemorySettings, MemoryStores
 from agent_core.prompt import (
     DEFAULT_SOUL,
@@ -186,7 +187,7 @@ async def test_guidance_follows_the_tools_on_offer(home: Path) -> None:
 
 async def test_volatile_tier_holds_the_real_memory_snapshot_date_and_runtime(home: Path) -> None:
     stores = MemoryStores(home, MemorySettings())
-    await stores.add(person_id="alice", target="user", content="Alice prefers metric units.")
+    await stores.add(Actor("alice"), target="user", content="Alice prefers metric units.")
     snapshot = await stores.snapshot(person_id="alice")
     prompt = await build_system_prompt(inputs(home, memory_snapshot=snapshot.text))
     assert "# Remembered notes" in prompt.volatile
@@ -196,7 +197,7 @@ async def test_volatile_tier_holds_the_real_memory_snapshot_date_and_runtime(hom
     assert "Model: claude-test" in prompt.volatile
     assert "Platform: telegram" in prompt.volatile
     assert not re.search(r"\d{1,2}:\d{2}", prompt.text), "no time of day, or the prompt changes hourly"
-    await stores.add(person_id="alice", target="user", content="Alice lives in Oslo.")
+    await stores.add(Actor("alice"), target="user", content="Alice lives in Oslo.")
     assert "Oslo" not in prompt.text, "a built prompt is a frozen value"
 
 

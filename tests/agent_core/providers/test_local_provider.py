@@ -13,7 +13,7 @@ from agent_core.providers import (
     ProviderSettings,
     build_provider,
 )
-from agent_core.storage.sqlite import Principal
+from agent_core.storage import Principal
 
 from .harness import provider_harness
 

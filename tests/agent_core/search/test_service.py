@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from agent_core.search import UNTRUSTED_LABEL, SearchScope, SearchScopeError, SearchSettings, SessionSearch
-from agent_core.storage.sqlite import NewMessage, NewSegment, Principal, StateStore
+from agent_core.storage import NewMessage, NewSegment, Principal
+from agent_core.storage.sqlite import StateStore
 
 
 async def say(

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from agent_core.llm import LLMEvent, LLMRequest, LLMServerError, ScriptedClient, ScriptStep, TextDelta
 from agent_core.search import SearchScope, SearchSettings, SessionSearch
-from agent_core.storage.sqlite import NewMessage, Principal, StateStore
+from agent_core.storage import NewMessage, Principal
+from agent_core.storage.sqlite import StateStore
 
 from .test_service import say
 

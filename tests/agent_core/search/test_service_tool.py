@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from agent_core.actor import Actor
 from agent_core.search import SearchScope, SessionSearch, session_search_tool
-from agent_core.storage.sqlite import NewMessage, Principal, StateStore
+from agent_core.storage import NewMessage, Principal
+from agent_core.storage.sqlite import StateStore
 from agent_core.tools import ToolContext, ToolRegistry
 
 from .test_service import say

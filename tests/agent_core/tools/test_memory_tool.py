@@ -161,3 +161,34 @@ async def test_the_offline_model_answers_what_do_you_know_about_me_through_read(
                 result = await registry.dispatch(call, ALICE)
                 history.append(ChatMessage("tool", result.content, tool_call_id=call.id, name=call.name))
     assert "Alice plays the cello." in reply.text
+
+
+class AuditTrail:
+    """An audit sink that keeps who wrote what."""
+
+    def __init__(self) -> None:
+        self.writes: list[tuple[Actor, str, str]] = []
+
+    async def record_memory_audit(
+        self, *, actor: Actor, store: str, action: str, old_text: str | None, new_text: str | None
+    ) -> None:
+        self.writes.append((actor, store, action))
+
+
+async def test_every_write_is_audited_as_the_calls_actor(home: Path) -> None:
+    trail = AuditTrail()
+    registry = builtin_registry(memory=MemoryStores(home, MemorySettings(), audit=trail), skills=None)
+    flush = ToolContext(ALICE.actor.as_writer("memory-flush"))
+    await run(registry, ALICE, action="add", target="user", content="Alice plays the cello.")
+    await run(
+        registry, flush, action="replace", target="user", old_text="cello", content="Alice plays viola."
+    )
+    await run(registry, ADMIN, target="global", operations=[{"action": "add", "content": "Be kind."}])
+    await run(registry, BOB, action="add", target="global", content="Bob was here.")  # refused: no record
+    await run(registry, ALICE, action="read", target="user")  # a read writes no record
+    assert trail.writes == [
+        (ALICE.actor, "user", "add"),
+        (flush.actor, "user", "replace"),
+        (ADMIN.actor, "global", "add"),
+    ]
+    assert flush.actor.label == "memory-flush" and flush.actor.conversation_id == "c-alice"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -9,6 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from agent_core.storage import MemoryAuditRecord
+from gateway.storage.sqlite import open_state_store
 
 
 def mnemogate(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -124,6 +128,26 @@ def test_memory_is_per_person(home: Path) -> None:
         "memory", "show", "--person", "bob", "--target", "memory", "--json", "--home", str(home)
     )
     assert json.loads(shown.stdout)[0]["entries"] == []
+
+
+def test_an_operators_write_is_audited_as_cli_for_the_person_outside_any_conversation(home: Path) -> None:
+    added = mnemogate(
+        "memory", "add", "Office closes at 6", "--target", "global", "--person", "ada", "--home", str(home)
+    )
+    assert added.returncode == 0, added.stderr
+
+    async def audit() -> list[MemoryAuditRecord]:
+        async with open_state_store(home) as state:
+            return await state.memory_audit("ada")
+
+    [record] = asyncio.run(audit())
+    assert (record.person_id, record.conversation_id, record.actor, record.store, record.action) == (
+        "ada",
+        None,
+        "cli",
+        "global",
+        "add",
+    )
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,10 @@ import pytest
 from fastapi import FastAPI
 from pydantic import SecretStr
 
+from gateway.access import NewPersonBudget
 from gateway.config import Home, HttpSettings, Settings
 from gateway.http import AdminBackend, Metrics, PairingBook, Readiness, adapters_probe, create_app, serve_http
+from gateway.identity import ClientKey
 from gateway.runtime import Runtime, open_runtime
 from gateway.storage.admin_reads import MAX_PAGE, AdminReads, MessageRow
 from gateway.webchat import WebChatAdapter
@@ -98,12 +100,13 @@ def build_app(
     app = create_app(
         readiness,
         http=http,
-        state=runtime.state,
         webchat=web,
         api_channel=api,
         metrics=metrics,
         admin=AdminBackend(reads, runtime.state, runtime.memory, runtime.search, pairing),
         reads=reads,
+        client_key=ClientKey.for_home(runtime.home.root),
+        new_web_persons=NewPersonBudget(runtime.storage.identity),
     )
     return Gateway(runtime, app, web, api, turns, metrics)
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from agent_core.storage.sqlite import NewMessage, Principal
+from agent_core.storage import NewMessage, Principal
 from gateway.config import ConfigError
 from gateway.http import AdminExposureError, Readiness, check_exposure, create_app, serve_http
 from gateway.runtime import Runtime
@@ -110,7 +110,7 @@ async def test_conversations_filters_and_paging(gateway: Gateway) -> None:
 async def test_one_conversation_with_segments_usage_and_paged_messages(gateway: Gateway) -> None:
     rt = gateway.runtime
     cid = await _conversation(rt, "c", "alice", [f"line {i}" for i in range(6)])
-    from agent_core.storage.sqlite import TokenUsage
+    from agent_core.storage import TokenUsage
 
     tip = await rt.state.resolve_tip(cid)
     await rt.state.add_usage(tip.id, TokenUsage(input_tokens=100, output_tokens=20, cache_read_tokens=80))

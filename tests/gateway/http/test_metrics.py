@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from agent_core.storage.sqlite import Principal, TokenUsage
+from agent_core.storage import Principal, TokenUsage
 from gateway.http import Metrics
 from gateway.storage.admin_reads import FinishedTurn, GatewayCounters
 from tests.gateway.http.conftest import Gateway

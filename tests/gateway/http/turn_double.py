@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from agent_core.actor import Actor
 from agent_core.agent import TurnFailed, TurnFinished
-from agent_core.storage.sqlite import NewMessage, Principal
+from agent_core.storage import NewMessage, Principal
 from gateway.contracts import Adapter, InboundMessage, OutboundMessage
 from gateway.runtime import Runtime
 from gateway.sessions import KeyScope, SessionKey

@@ -116,9 +116,7 @@ async def test_linking_keeps_the_old_persons_memory_and_says_so(home: Path, stat
     accounts = Accounts(SqliteIdentity(state), memory=memory)
     ada = await accounts.person_for(TELEGRAM)
     slack_before = await accounts.person_for(SLACK)
-    added = await memory.add(
-        person_id=slack_before.person_id, target="user", content="Likes oolong", is_admin=False
-    )
+    added = await memory.add(slack_before, target="user", content="Likes oolong")
     assert added.success
 
     code = await accounts.issue_link_code(ada)

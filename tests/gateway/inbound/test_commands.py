@@ -81,7 +81,7 @@ async def test_status_reports_conversation_tokens_queue_and_model_even_mid_turn(
 async def test_memory_shows_only_the_senders_own_memory(home: Path) -> None:
     async with backbone(home) as b:
         ada = await b.gateway.access.accounts.person_for(dm("x", user="ada", event="x").sender)
-        await b.runtime.memory.add(person_id=ada.person_id, target="user", content="Ada likes tea")
+        await b.runtime.memory.add(ada, target="user", content="Ada likes tea")
         await b.gateway.pipeline.handle(dm("/memory", user="ada", event="e1"))
         await b.gateway.pipeline.handle(dm("/memory", user="bob", event="e2"))
         await b.wait_sent(2)

@@ -81,8 +81,9 @@ class Served:
     def admin(self) -> httpx.AsyncClient:
         return self.browser(headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
 
-    async def count(self, sql: str, *params: object) -> int:
-        return int(await self.runtime.state.run_read(lambda c: c.execute(sql, params).fetchone()[0]))
+    async def arrived(self, platform: str) -> int:
+        """How many events of ``platform`` the gateway has accepted (the inbound ledger, via AdminReads)."""
+        return await self.runtime.storage.admin.inbound_count(platform=platform)
 
 
 def served_settings(**sections: Any) -> Settings:
@@ -121,7 +122,6 @@ async def served(home: Path, settings: Settings | None = None) -> AsyncIterator[
             app = create_app(
                 Readiness({"adapters": adapters_probe([web, api])}),
                 http=settings.http,
-                state=runtime.state,
                 webchat=web,
                 api_channel=api,
                 admin=AdminBackend(
@@ -155,8 +155,10 @@ async def idle(served: Served) -> None:
     """Wait until no turn is queued or running and every outbox row left the queue."""
 
     async def settled() -> bool:
-        busy = await served.count("SELECT count(*) FROM turn_jobs WHERE state IN ('queued', 'running')")
-        unsent = await served.count("SELECT count(*) FROM outbox WHERE state IN ('pending', 'sending')")
+        counters = await served.runtime.storage.admin.gateway_counters()
+        jobs, outbox = dict(counters.jobs_by_state), dict(counters.outbox_by_state)
+        busy = jobs.get("queued", 0) + jobs.get("running", 0)
+        unsent = outbox.get("pending", 0) + outbox.get("sending", 0)
         return busy == 0 and unsent == 0
 
     await eventually(settled, "the gateway to settle")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent_core.actor import Actor
 from agent_core.memory import MemorySettings, MemoryStores
 from agent_core.storage import AgentStorage
 
@@ -17,11 +18,9 @@ def agent(storage: SqliteStorage) -> AgentStorage:
     return storage.state
 
 
-async def _record(store: AgentStorage, person_id: str | None, action: str, new_text: str | None) -> None:
+async def _record(store: AgentStorage, person_id: str, action: str, new_text: str | None) -> None:
     await store.record_memory_audit(
-        person_id=person_id,
-        conversation_id="cv_1",
-        actor="agent",
+        actor=Actor(person_id, conversation_id="cv_1"),
         store="user",
         action=action,
         old_text=None,
@@ -34,7 +33,7 @@ async def test_audit_records_are_read_back_per_person_newest_first(storage: Sqli
     await _record(store, "ada", "add", "first")
     await _record(store, "bob", "add", "bob's")
     await _record(store, "ada", "remove", None)
-    await _record(store, None, "add", "a global note")
+    await _record(store, "carol", "add", "carol's")
     ada = await store.memory_audit("ada")
     assert [(r.action, r.new_text) for r in ada] == [("remove", None), ("add", "first")]
     assert all(r.person_id == "ada" and r.conversation_id == "cv_1" and r.store == "user" for r in ada)
@@ -49,13 +48,13 @@ async def test_the_memory_store_audits_every_applied_change_with_its_actor(
 ) -> None:
     store = agent(storage)
     memory = MemoryStores(tmp_path / "memory-home", MemorySettings(), audit=store)
-    await memory.add(person_id="ada", target="user", content="Ada keeps bees", conversation_id="cv_9")
-    await memory.replace(
-        person_id="ada", target="user", old_text="bees", content="Ada keeps wasps", actor="admin:cli"
-    )
+    ada = Actor("ada", conversation_id="cv_9")
+    await memory.add(ada, target="user", content="Ada keeps bees")
+    operator = Actor("ada", is_admin=True, label="admin:cli")
+    await memory.replace(operator, target="user", old_text="bees", content="Ada keeps wasps")
     records = await store.memory_audit("ada")
-    assert [(r.actor, r.action, r.old_text, r.new_text) for r in records] == [
-        ("admin:cli", "replace", "Ada keeps bees", "Ada keeps wasps"),
-        ("agent", "add", None, "Ada keeps bees"),
+    assert [(r.actor, r.conversation_id, r.action, r.old_text, r.new_text) for r in records] == [
+        ("admin:cli", None, "replace", "Ada keeps bees", "Ada keeps wasps"),
+        ("agent", "cv_9", "add", None, "Ada keeps bees"),
     ]
     assert records[1].conversation_id == "cv_9" and records[1].store == "user"

@@ -10,7 +10,8 @@ import random
 import sqlite3
 from pathlib import Path
 
-from agent_core.storage.sqlite import NewMessage, Principal, StateSettings, StateStore
+from agent_core.storage import NewMessage, Principal
+from agent_core.storage.sqlite import StateSettings, StateStore
 
 FILLER = "lorem ipsum dolor sit amet " * 12
 

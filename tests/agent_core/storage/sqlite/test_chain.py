@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.storage.sqlite import Compressed, NewSegment, Principal, StateStore
+from agent_core.storage import Compressed, NewSegment, Principal
+from agent_core.storage.sqlite import StateStore
 
 BOB = Principal(person_id="p-bob", platform="slack")
 

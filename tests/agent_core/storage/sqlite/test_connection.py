@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.storage.sqlite import StateStore, StateUnavailableError, wal_unsupported
+from agent_core.storage import StateUnavailableError
+from agent_core.storage.sqlite import StateStore, wal_unsupported
 from agent_core.storage.sqlite.connection import apply_journal_mode, connect
 
 _REPO = Path(__file__).resolve().parents[4]
@@ -88,7 +89,8 @@ async def test_a_truncated_database_gives_one_clear_error(tmp_path: Path) -> Non
 _NO_PERMISSION_PROBE = """
 import asyncio, os, sys
 from pathlib import Path
-from agent_core.storage.sqlite import StateStore, StateUnavailableError
+from agent_core.storage.sqlite import StateStore
+from agent_core.storage import StateUnavailableError
 if os.geteuid() == 0:
     # root ignores file modes: drop to an unprivileged user once the interpreter and modules are loaded.
     os.setgid(65534)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.storage.sqlite import NewMessage, Principal, SearchIndexUnavailableError, StateStore
+from agent_core.storage import NewMessage, Principal, SearchIndexUnavailableError
+from agent_core.storage.sqlite import StateStore
 
 _REBUILD_DEADLINE_S = 15.0
 

@@ -18,8 +18,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from agent_core.storage import NewMessage, Principal
 from agent_core.storage.redaction import contains_secret, redact_secrets
-from agent_core.storage.sqlite import NewMessage, Principal, StateStore
+from agent_core.storage.sqlite import StateStore
 
 from .secret_corpus import DISCLOSURES, HARMLESS
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.storage.sqlite import StateStore, StateUnavailableError
+from agent_core.storage import StateUnavailableError
+from agent_core.storage.sqlite import StateStore
 from agent_core.storage.sqlite.schema import AGENT_LADDER, SHARED_LADDER_END, Ladder
 from gateway.storage.sqlite import GATEWAY_LADDER, open_state_store
 from tests.storage.release_0_1 import create_database, schema_of, versions_of

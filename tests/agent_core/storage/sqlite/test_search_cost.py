@@ -6,7 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from agent_core.search import SearchScope, SearchSettings
-from agent_core.storage.sqlite import NewMessage, Principal, StateSettings, StateStore
+from agent_core.storage import NewMessage, Principal
+from agent_core.storage.sqlite import StateSettings, StateStore
 from agent_core.storage.sqlite.search_index import execute
 from tests.agent_core.search.test_service import say, searchable
 from tests.agent_core.storage.sqlite.fts_corpus import build_fts_query

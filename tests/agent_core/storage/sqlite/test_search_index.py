@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.storage.sqlite import NewMessage, Principal, StateSettings, StateStore
+from agent_core.storage import NewMessage, Principal
+from agent_core.storage.sqlite import StateSettings, StateStore
 from agent_core.storage.sqlite.sidecar import committed_watermark
 
 NO_INDEXER = StateSettings(index_enabled=False)

@@ -16,15 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.storage.sqlite import (
-    NewMessage,
-    Principal,
-    SetAside,
-    StateSettings,
-    StateStore,
-    StateUnavailableError,
-    set_aside_damaged,
-)
+from agent_core.storage import NewMessage, Principal, StateUnavailableError
+from agent_core.storage.sqlite import SetAside, StateSettings, StateStore, set_aside_damaged
 
 from .damaged_home import damage_middle_pages, home_with_messages
 

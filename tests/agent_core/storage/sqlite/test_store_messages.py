@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.storage.sqlite import NewMessage, Principal, StateStore, StoreClosedError, UnknownSegmentError
+from agent_core.actor import Actor
+from agent_core.storage import NewMessage, Principal, StoreClosedError, UnknownSegmentError
+from agent_core.storage.sqlite import StateStore
 
 ALICE = Principal(person_id="p-alice", platform="telegram", user_id="42", chat_id="42", chat_type="dm")
 
@@ -27,9 +29,7 @@ async def test_a_redacted_secret_cannot_be_found_in_the_search_index(tmp_path: P
 async def test_memory_audit_rows_are_stored_as_given(tmp_path: Path) -> None:
     async with StateStore(tmp_path) as store:
         await store.record_memory_audit(
-            person_id="p",
-            conversation_id="c",
-            actor="agent",
+            actor=Actor("p", conversation_id="c"),
             store="memory",
             action="add",
             old_text=None,
@@ -40,12 +40,13 @@ async def test_memory_audit_rows_are_stored_as_given(tmp_path: Path) -> None:
         rows = [
             tuple(r)
             for r in conn.execute(
-                "SELECT person_id, actor, store, action, old_text, new_text FROM memory_audit"
+                "SELECT person_id, conversation_id, actor, store, action, old_text, new_text "
+                "FROM memory_audit"
             )
         ]
     finally:
         conn.close()
-    assert rows == [("p", "agent", "memory", "add", None, "x")]
+    assert rows == [("p", "c", "agent", "memory", "add", None, "x")]
 
 
 async def test_appending_to_an_unknown_segment_or_after_close_is_a_clear_error(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from agent_core.storage.sqlite import NewMessage, Principal, StateSettings, StateStore
+from agent_core.storage import NewMessage, Principal
+from agent_core.storage.sqlite import StateSettings, StateStore
 from tests.adapters.fakes.recording_sink import wait_until
 
 PAGES = 100  # the smallest bound allowed: 100 pages of 4 KiB

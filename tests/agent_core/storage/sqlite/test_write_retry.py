@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.storage.sqlite import NewMessage, Principal, StateSettings, StateStore, WriteContentionError
+from agent_core.storage import NewMessage, Principal, WriteContentionError
+from agent_core.storage.sqlite import StateSettings, StateStore
 
 QUICK = StateSettings(write_attempts=4, retry_min_s=0.02, retry_max_s=0.03, busy_timeout_ms=20)
 

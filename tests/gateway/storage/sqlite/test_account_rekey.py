@@ -8,7 +8,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from agent_core.storage.sqlite import NewMessage, Principal, StateStore
+from agent_core.storage import NewMessage, Principal
+from agent_core.storage.sqlite import StateStore
 from gateway.storage.sqlite import SqliteStorage, open_state_store
 
 OLD = "Aa-legacyCookie0123456789"

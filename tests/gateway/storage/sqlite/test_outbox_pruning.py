@@ -104,11 +104,15 @@ async def test_a_web_chat_history_keeps_its_messages_and_loses_only_old_command_
         await idle(s)
 
         async def pruned() -> bool:
-            return await s.count("SELECT count(*) FROM outbox WHERE sent_at < ?", time.time() - DAY) == 0
+            old = time.time() - DAY
+            sql = "SELECT count(*) FROM outbox WHERE sent_at < ?"
+            return int(await s.runtime.state.run_read(lambda c: c.execute(sql, (old,)).fetchone()[0])) == 0
 
         await eventually(pruned, "the old delivered rows to be pruned")
         history = (await browser.get("/api/chat/messages")).json()["messages"]
-        remaining = await s.count("SELECT count(*) FROM outbox")
+        remaining = await s.runtime.state.run_read(
+            lambda c: c.execute("SELECT count(*) FROM outbox").fetchone()[0]
+        )
     texts = [str(item["text"]) for item in history]
     assert texts[:2] == ["hello", "echo: hello"]  # the transcript is untouched
     notices = [item for item in history if str(item["id"]).startswith("n")]
