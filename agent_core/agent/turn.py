@@ -11,6 +11,7 @@ compression the turn continues on the new tip with that segment's own frozen sys
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
@@ -120,6 +121,11 @@ class TurnRunner:
             except LLMError as exc:
                 yield await self._fail(segment, exc, step.usage)
                 return
+            except (GeneratorExit, asyncio.CancelledError):
+                # Cut mid-stream (/stop, an interrupt, a drain): the tokens were spent all the same.
+                if step.usage is not None:
+                    await asyncio.shield(self._state.add_usage(segment.id, step.usage))
+                raise
             gauge.observe(step.prompt_tokens, request)
             if not step.calls or last_call:
                 text = step.text or _EMPTY_REPLY
@@ -166,15 +172,13 @@ class TurnRunner:
                 calls.append(event.call)
             elif isinstance(event, UsageEvent):
                 step.prompt_tokens = event.prompt_tokens
-                step.usage = _plus(
-                    step.usage,
-                    TokenUsage(
-                        input_tokens=event.input_tokens,
-                        output_tokens=event.output_tokens,
-                        cache_read_tokens=event.cache_read_tokens,
-                        cache_write_tokens=event.cache_write_tokens,
-                    ),
+                reported = TokenUsage(
+                    input_tokens=event.input_tokens,
+                    output_tokens=event.output_tokens,
+                    cache_read_tokens=event.cache_read_tokens,
+                    cache_write_tokens=event.cache_write_tokens,
                 )
+                step.usage = reported if step.usage is None else step.usage + reported
         tail = scrubber.flush()
         if tail:
             step.text += tail
@@ -257,15 +261,3 @@ class TurnRunner:
         self, segment: SegmentRecord, rows: Sequence[NewMessage], usage: TokenUsage | None = None
     ) -> list[int]:
         return await self._state.append_messages(segment.id, rows, usage)
-
-
-def _plus(total: TokenUsage | None, more: TokenUsage) -> TokenUsage:
-    if total is None:
-        return more
-    return TokenUsage(
-        input_tokens=total.input_tokens + more.input_tokens,
-        output_tokens=total.output_tokens + more.output_tokens,
-        cache_read_tokens=total.cache_read_tokens + more.cache_read_tokens,
-        cache_write_tokens=total.cache_write_tokens + more.cache_write_tokens,
-        cost_usd=total.cost_usd + more.cost_usd,
-    )

@@ -100,6 +100,15 @@ class TokenUsage:
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
 
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.cost_usd + other.cost_usd,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class SegmentRecord:

@@ -124,13 +124,4 @@ class BuiltinCommands:
 
 
 def _total(usages: Iterable[TokenUsage]) -> TokenUsage:
-    total = TokenUsage()
-    for usage in usages:
-        total = TokenUsage(
-            total.input_tokens + usage.input_tokens,
-            total.output_tokens + usage.output_tokens,
-            total.cache_read_tokens + usage.cache_read_tokens,
-            total.cache_write_tokens + usage.cache_write_tokens,
-            total.cost_usd + usage.cost_usd,
-        )
-    return total
+    return sum(usages, TokenUsage())

@@ -15,7 +15,14 @@ from collections.abc import Collection, Sequence
 from ..errors import UnknownSegmentError
 from ..messages import SegmentHistory
 from ..records import AlreadyCompressed, Compressed, CompressionResult, EndReason, NewSegment, SegmentRecord
-from .conversations import SEGMENT_COLUMNS, get_segment, insert_segment, new_id, segment_from_row
+from .conversations import (
+    SEGMENT_COLUMNS,
+    get_segment,
+    insert_segment,
+    new_id,
+    segment_from_row,
+    tip_segment_id,
+)
 from .messages import PreparedMessage, insert_messages, segment_messages
 
 _MAX_DEPTH = 100_000
@@ -41,7 +48,7 @@ def compress(
     parent = get_segment(conn, parent_segment_id)
     if parent is None:
         raise UnknownSegmentError(parent_segment_id)
-    tip = _tip_id(conn, parent.conversation_id)
+    tip = tip_segment_id(conn, parent.conversation_id)
     if parent.ended_at is not None or tip != parent.id:
         return AlreadyCompressed(parent.id, parent.end_reason, tip)
     conn.execute(
@@ -106,7 +113,7 @@ def conversation_id_of(conn: sqlite3.Connection, segment_or_conversation_id: str
 def resolve_tip(conn: sqlite3.Connection, segment_or_conversation_id: str) -> SegmentRecord:
     """The current tip segment of the conversation that the given id belongs to."""
     conversation_id = conversation_id_of(conn, segment_or_conversation_id)
-    tip = get_segment(conn, _tip_id(conn, conversation_id))
+    tip = get_segment(conn, tip_segment_id(conn, conversation_id))
     if tip is None:
         raise UnknownSegmentError(segment_or_conversation_id)
     return tip
@@ -132,10 +139,3 @@ def lineage(conn: sqlite3.Connection, segment_or_conversation_id: str) -> list[S
         (tip.id, _MAX_DEPTH),
     )
     return [segment_from_row(row) for row in cursor.fetchall()]
-
-
-def _tip_id(conn: sqlite3.Connection, conversation_id: str) -> str:
-    row = conn.execute("SELECT tip_session_id FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
-    if row is None:
-        raise UnknownSegmentError(conversation_id)
-    return str(row[0])

@@ -258,3 +258,11 @@ def memory_audit(conn: sqlite3.Connection, person_id: str, limit: int) -> list[M
         MemoryAuditRecord(int(r[0]), float(r[1]), r[2], r[3], str(r[4]), str(r[5]), str(r[6]), r[7], r[8])
         for r in rows
     ]
+
+
+def tip_segment_id(conn: sqlite3.Connection, conversation_id: str) -> str:
+    """The id of the conversation's tip segment; UnknownSegmentError for an unknown conversation."""
+    row = conn.execute("SELECT tip_session_id FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+    if row is None:
+        raise UnknownSegmentError(conversation_id)
+    return str(row[0])

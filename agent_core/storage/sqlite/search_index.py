@@ -18,9 +18,11 @@ caller's live tip segment; never ``UNSEARCHED_TOOLS`` results (they would echo o
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Mapping, Sequence
 
+from ..errors import UnknownSegmentError
 from ..search_index import (
     SEARCHED_ROLES,
     UNSEARCHED_TOOLS,
@@ -32,6 +34,7 @@ from ..search_index import (
     SearchScope,
     SearchSnapshot,
 )
+from .conversations import tip_segment_id
 from .fts_query import FtsIndexName
 from .match_expressions import (
     MAX_EXPANSIONS_PER_PREFIX,
@@ -51,7 +54,6 @@ from .search_reads import (
     participant_conversations,
     ranked_matches,
     require_index,
-    tip_segment,
     vocabulary_terms,
 )
 
@@ -103,8 +105,8 @@ def windows(
 def _match_filter(conn: sqlite3.Connection, scope: SearchScope) -> MatchFilter:
     excluded = None
     if scope.current_conversation_id is not None:
-        tip = tip_segment(conn, scope.current_conversation_id)
-        excluded = None if tip is None else (scope.current_conversation_id, tip)
+        with contextlib.suppress(UnknownSegmentError):  # an unknown conversation has no tip to skip
+            excluded = (scope.current_conversation_id, tip_segment_id(conn, scope.current_conversation_id))
     if scope.everything:
         return MatchFilter(None, excluded)
     assert scope.person_id is not None  # SearchScope guarantees it

@@ -58,11 +58,6 @@ def participant_conversations(conn: sqlite3.Connection, person_id: str) -> list[
     return [str(row[0]) for row in cursor.fetchall()]
 
 
-def tip_segment(conn: sqlite3.Connection, conversation_id: str) -> str | None:
-    row = conn.execute("SELECT tip_session_id FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
-    return None if row is None else str(row[0])
-
-
 def vocabulary_terms(
     conn: sqlite3.Connection, index: FtsIndexName, low: str, high: str, limit: int
 ) -> list[str]:

@@ -12,7 +12,12 @@ import sqlite3
 
 from agent_core.actor import Actor
 from agent_core.storage.records import EndReason, NewSegment
-from agent_core.storage.sqlite.conversations import end_conversation, ensure_conversation, live_conversation
+from agent_core.storage.sqlite.conversations import (
+    end_conversation,
+    ensure_conversation,
+    live_conversation,
+    tip_segment_id,
+)
 from agent_core.storage.sqlite.messages import PreparedMessage, insert_messages
 from gateway.storage.queue import (
     AdmissionRule,
@@ -169,15 +174,10 @@ def release_pending(conn: sqlite3.Connection, conversation_id: str, job_id: int)
         )
         for r in rows
     ]
-    insert_messages(conn, tip_segment(conn, conversation_id), conversation_id, prepared)
+    insert_messages(conn, tip_segment_id(conn, conversation_id), conversation_id, prepared)
     conn.execute(
         "DELETE FROM pending_messages WHERE conversation_id = ? AND job_id = ?", (conversation_id, job_id)
     )
-
-
-def tip_segment(conn: sqlite3.Connection, conversation_id: str) -> str:
-    row = conn.execute("SELECT tip_session_id FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
-    return str(row[0])
 
 
 def _end_if_idle(conn: sqlite3.Connection, request: TurnRequest, now: float) -> str | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from agent_core.storage.records import NewMessage
 from agent_core.storage.sqlite import StateStore
-from agent_core.storage.sqlite.conversations import live_conversation
+from agent_core.storage.sqlite.conversations import live_conversation, tip_segment_id
 from agent_core.storage.sqlite.messages import PreparedMessage, insert_messages, prepare
 from gateway.storage.queue import (
     AdmissionRule,
@@ -32,7 +32,7 @@ from gateway.storage.queue import (
 )
 
 from . import ledger
-from .admission import enqueue_turn, queue_state, tip_segment
+from .admission import enqueue_turn, queue_state
 from .claims import claim_jobs, has_runnable, release_jobs, renew_leases
 from .outbox import add_outbox
 
@@ -113,15 +113,13 @@ class SqliteTurnQueue:
         return await self._state.run_write(lambda c: release_jobs(c, holder, ids))
 
     async def stop(self, conversation_id: str) -> QueueState:
-        now = self._clock()
-        return await self._state.run_write(lambda c: stop_conversation(c, conversation_id, now))
+        # Stamped under the write lock, like finish: finished_at follows commit order.
+        return await self._state.run_write(lambda c: stop_conversation(c, conversation_id, self._clock()))
 
     async def stop_live(self, session_key: str) -> QueueState | None:
-        now = self._clock()
-
         def stop(conn: sqlite3.Connection) -> QueueState | None:
             live = live_conversation(conn, session_key)
-            return None if live is None else stop_conversation(conn, live.id, now)
+            return None if live is None else stop_conversation(conn, live.id, self._clock())
 
         return await self._state.run_write(stop)
 
@@ -187,7 +185,7 @@ def finish_job(conn: sqlite3.Connection, job_id: int, holder: str, closing: _Clo
 
 
 def _append_to_tip(conn: sqlite3.Connection, conversation_id: str, message: PreparedMessage) -> int:
-    (message_id,) = insert_messages(conn, tip_segment(conn, conversation_id), conversation_id, [message])
+    (message_id,) = insert_messages(conn, tip_segment_id(conn, conversation_id), conversation_id, [message])
     return message_id
 
 

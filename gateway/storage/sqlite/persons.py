@@ -17,6 +17,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Mapping
 
+from agent_core.storage import StateError
 from agent_core.storage.sqlite import StateStore
 from agent_core.storage.sqlite.conversations import new_id
 from gateway.storage.identity import AccountRecord, IssuedLinkCode, RedeemStatus, Redemption
@@ -92,7 +93,7 @@ def issue_link_code(
         )
         if cursor.rowcount == 1:
             return code
-    raise sqlite3.IntegrityError("could not allocate a unique link code")
+    raise StateError("could not allocate a unique link code")
 
 
 def void_link_code(conn: sqlite3.Connection, code: str, now: float, reason: str) -> bool:

@@ -6,7 +6,15 @@ from pathlib import Path
 
 from agent_core.actor import Actor
 from agent_core.agent import AgentSettings, ReplyDelta, TurnFailed, TurnFinished
-from agent_core.llm import LLMServerError, ReasoningDelta, ScriptedClient, ScriptStep, TextDelta, ToolCall
+from agent_core.llm import (
+    LLMServerError,
+    ReasoningDelta,
+    ScriptedClient,
+    ScriptStep,
+    TextDelta,
+    ToolCall,
+    UsageEvent,
+)
 from agent_core.storage import MessageRecord, NewMessage
 
 from .harness import agent_harness
@@ -125,3 +133,22 @@ async def test_messages_sent_while_idle_are_answered_together(home: Path) -> Non
         events = [e async for e in agent.runner.run(Actor("ada", conversation_id=conversation))]
         assert isinstance(events[-1], TurnFinished)
         assert [m.content for m in client.requests[0].messages] == ["first", "second"]
+
+
+async def test_a_turn_cut_after_the_model_reported_usage_still_counts_its_tokens(home: Path) -> None:
+    # "<memo" might open a recall fence, so the scrubber holds it until the stream ends: it reaches the
+    # user after the usage did, and a /stop at that moment closes the turn before its rows are stored.
+    usage = UsageEvent(input_tokens=120, output_tokens=7)
+    client = ScriptedClient([ScriptStep.reply("partial answer <memo", usage=usage)])
+    async with agent_harness(home, client) as h:
+        conversation = await h.conversation()
+        tip = await h.state.resolve_tip(conversation)
+        await h.state.append_message(tip.id, NewMessage(role="user", content="hi", author="ada"))
+        turn = h.runner.run(Actor("ada", conversation_id=conversation, platform="test"))
+        async for event in turn:
+            if isinstance(event, ReplyDelta) and event.text == "<memo":
+                break
+        await turn.aclose()  # type: ignore[attr-defined]
+        segment = await h.state.get_segment(tip.id)
+    assert segment is not None
+    assert (segment.usage.input_tokens, segment.usage.output_tokens) == (120, 7)
