@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 from agent_core.actor import Actor
 
@@ -171,21 +171,6 @@ class AlreadyCompressed:
 
 
 CompressionResult = Compressed | AlreadyCompressed
-
-
-@dataclass(frozen=True, slots=True)
-class FtsHit:
-    """One full-text hit; lower ``score`` is better (SQLite bm25 convention)."""
-
-    message_id: int
-    conversation_id: str
-    session_id: str
-    role: str
-    score: float
-    content: str | None
-    tool_name: str | None
-    created_at: float
-    index: Literal["porter", "trigram"]
 
 
 @dataclass(frozen=True, slots=True)

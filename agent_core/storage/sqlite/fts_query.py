@@ -10,12 +10,28 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from ..errors import SearchIndexUnavailableError
-from ..records import FtsHit
 from .settings import TrigramScope
+
+
+@dataclass(frozen=True, slots=True)
+class FtsHit:
+    """One full-text hit; lower ``score`` is better (SQLite bm25 convention)."""
+
+    message_id: int
+    conversation_id: str
+    session_id: str
+    role: str
+    score: float
+    content: str | None
+    tool_name: str | None
+    created_at: float
+    index: Literal["porter", "trigram"]
+
 
 FtsIndexName = Literal["porter", "trigram"]
 FTS_INDEX_TABLES: dict[FtsIndexName, str] = {"porter": "fts_porter", "trigram": "fts_trigram"}

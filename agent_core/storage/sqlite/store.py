@@ -28,7 +28,6 @@ from ..records import (
     CompressionResult,
     ConversationRecord,
     EndReason,
-    FtsHit,
     MessageRecord,
     NewMessage,
     NewSegment,
@@ -41,7 +40,7 @@ from ..search_index import FoundMessage, SearchRequest, SearchSnapshot
 from . import chain, conversations, fts_query, search_index
 from .cooldowns import clear_cooldown, get_cooldown, put_cooldown
 from .engine import StorePaths
-from .fts_query import FtsIndexName
+from .fts_query import FtsHit, FtsIndexName
 from .integrity import check_at_start
 from .messages import clean_text, conversation_messages, prepare, set_api_content
 from .messages import segment_messages as read_segment_messages
