@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent_core.storage import NewMessage, Principal
+from agent_core.storage.sqlite.backup import MANIFEST
+from agent_core.storage.sqlite.schema import AGENT_LADDER
 from gateway.cli import backup_command
 from gateway.cli.main import build_parser
-from gateway.storage.sqlite import open_state_store
+from gateway.storage.sqlite import GATEWAY_LADDER, open_state_store
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -197,3 +201,48 @@ async def test_restore_refuses_a_backup_from_a_newer_mnemogate_by_either_ladder(
         capsys.readouterr().err
     )
     assert not (fresh / "state.db").exists()
+
+
+def _edit_manifest(backup: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    manifest = json.loads((backup / MANIFEST).read_text(encoding="utf-8"))
+    edit(manifest)
+    (backup / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+
+
+async def test_the_manifest_records_the_version_of_each_ladder(home: Path, tmp_path: Path) -> None:
+    await _fill(home, ["hello"])
+    assert _cli("--home", str(home), "backup", str(tmp_path / "backup")) == 0
+    manifest = json.loads((tmp_path / "backup" / MANIFEST).read_text(encoding="utf-8"))
+    assert manifest["schema_versions"] == {"agent": AGENT_LADDER.latest, "gateway": GATEWAY_LADDER.latest}
+    assert manifest["schema_version"] == AGENT_LADDER.latest  # what older readers look at
+
+
+@pytest.mark.parametrize(
+    ("owner", "named"), [("agent", ""), ("gateway", "gateway ")], ids=["agent", "gateway"]
+)
+async def test_restore_refuses_a_backup_whose_manifest_records_a_newer_ladder(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], owner: str, named: str
+) -> None:
+    await _fill(home, ["hello"])
+    backup = tmp_path / "backup"
+    assert _cli("--home", str(home), "backup", str(backup)) == 0
+    latest = {"agent": AGENT_LADDER.latest, "gateway": GATEWAY_LADDER.latest}[owner]
+    _edit_manifest(backup, lambda manifest: manifest["schema_versions"].update({owner: latest + 1}))
+    fresh = tmp_path / "fresh-home"
+    assert _cli("--home", str(fresh), "restore", str(backup)) == 2
+    assert f"has {named}schema version {latest + 1}, newer than this mnemogate ({latest})" in (
+        capsys.readouterr().err
+    )
+    assert not (fresh / "state.db").exists()
+
+
+async def test_a_backup_whose_manifest_predates_schema_versions_still_restores(
+    home: Path, tmp_path: Path
+) -> None:
+    await _fill(home, ["from an older backup"])
+    backup = tmp_path / "backup"
+    assert _cli("--home", str(home), "backup", str(backup)) == 0
+    _edit_manifest(backup, lambda manifest: manifest.pop("schema_versions"))
+    fresh = tmp_path / "fresh-home"
+    assert _cli("--home", str(fresh), "restore", str(backup)) == 0
+    assert await _texts(fresh) == ["from an older backup"]

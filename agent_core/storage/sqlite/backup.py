@@ -3,10 +3,12 @@
 Invariants: a backup's state.db is one consistent snapshot taken with SQLite's online backup API in a
 single step (one read transaction, so writers in other processes carry on and nothing acknowledged before
 the copy began is missing), converted to a self-contained rollback-journal file and checked with
-``integrity_check`` before the manifest, written last, marks the backup complete. A restore never touches
-a home that a process has open (the write and indexer flocks are held for the whole restore and SQLite's
-shared-memory "dead man switch" lock is probed), never replaces a non-empty home without ``force``, and
-verifies the backup before changing anything. search.db is derived and rebuilt, so it is not copied.
+``integrity_check`` before the manifest, written last, marks the backup complete and records every ladder's
+schema version (``schema_versions`` by owner; ``schema_version``, the agent's, for older readers). A restore
+never touches a home that a process has open (the write and indexer flocks are held for the whole restore
+and SQLite's shared-memory "dead man switch" lock is probed), never replaces a non-empty home without
+``force``, and verifies the backup before changing anything. search.db is derived and rebuilt, so it is not
+copied.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import os
 import shutil
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -57,13 +59,20 @@ class BackupReport:
 
     path: Path
     schema_version: int
+    schema_versions: Mapping[str, int]  # by ladder owner: "agent", and "gateway" when its ladder was given
     messages: int
     files: tuple[str, ...]
     seconds: float
 
 
-def backup_home(home: Path, destination: Path, settings: StateSettings | None = None) -> BackupReport:
-    """Copy ``home`` into the new or empty directory ``destination`` while other processes keep writing."""
+def backup_home(
+    home: Path, destination: Path, settings: StateSettings | None = None, *, ladders: Sequence[Ladder] = ()
+) -> BackupReport:
+    """Copy ``home`` into the new or empty directory ``destination`` while other processes keep writing.
+
+    The manifest records the version of the agent's ladder and of each of ``ladders`` (the gateway passes its
+    own), so a restore can tell a backup from a newer mnemogate before reading the copy.
+    """
     started = time.monotonic()
     settings = settings or StateSettings()
     source_db = home / settings.db_filename
@@ -73,6 +82,7 @@ def backup_home(home: Path, destination: Path, settings: StateSettings | None = 
     partial = destination / (settings.db_filename + ".partial")
     _snapshot(source_db, partial, settings.busy_timeout_ms, source_mode="rw")
     version, messages = _verify(partial)
+    versions = _versions(partial, (AGENT_LADDER, *ladders))
     os.chmod(partial, 0o600)
     os.replace(partial, destination / settings.db_filename)
     files = [settings.db_filename, *_copy_curated(home, destination)]
@@ -82,12 +92,13 @@ def backup_home(home: Path, destination: Path, settings: StateSettings | None = 
         "source_home": str(home),
         "db_filename": settings.db_filename,
         "schema_version": version,
+        "schema_versions": versions,
         "messages": messages,
         "files": files,
     }
     _write_durably(destination / MANIFEST, json.dumps(manifest, indent=2).encode())
     fsync_directory(destination)
-    return BackupReport(destination, version, messages, tuple(files), time.monotonic() - started)
+    return BackupReport(destination, version, versions, messages, tuple(files), time.monotonic() - started)
 
 
 def restore_home(
@@ -101,16 +112,20 @@ def restore_home(
     """Replace ``home``'s state with the backup in ``source``.
 
     Refuses a home in use, and a non-empty home unless ``force``; verifies the backup before any change,
-    including that no ladder (the agent's, then ``ladders``: the gateway passes its own) is newer there.
+    including that no ladder (the agent's, then ``ladders``: the gateway passes its own) is newer there —
+    by the manifest's record where it has one, before the copy is read, and by the copy itself.
     """
     started = time.monotonic()
     settings = settings or StateSettings()
     manifest = _read_manifest(source)
+    every = (AGENT_LADDER, *ladders)
+    _refuse_newer(source, _manifest_versions(manifest), every)
     backup_db = source / str(manifest.get("db_filename", settings.db_filename))
     if not backup_db.is_file():
         raise BackupError(f"{source} is incomplete: {backup_db.name} is missing")
     version, messages = _verify(backup_db)
-    _refuse_newer(source, backup_db, (AGENT_LADDER, *ladders))
+    versions = _versions(backup_db, every)
+    _refuse_newer(source, versions, every)
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     with exclusive_home(home, settings):
         if not force and (leftovers := _home_contents(home, settings)):
@@ -124,7 +139,7 @@ def restore_home(
         os.replace(staging, target_db)
         files = [settings.db_filename, *_restore_curated(source, home)]
         fsync_directory(home)
-    return BackupReport(home, version, messages, tuple(files), time.monotonic() - started)
+    return BackupReport(home, version, versions, messages, tuple(files), time.monotonic() - started)
 
 
 @contextlib.contextmanager
@@ -215,18 +230,32 @@ def _verify(db: Path) -> tuple[int, int]:
     return version, messages
 
 
-def _refuse_newer(source: Path, db: Path, ladders: Sequence[Ladder]) -> None:
-    """BackupError when any ladder's version in ``db`` is newer than this program's (the gateway's is read
-    from ``gateway_schema_version``, or from the shared version of a release-0.1 copy)."""
+def _versions(db: Path, ladders: Sequence[Ladder]) -> dict[str, int]:
+    """Each ladder's version in ``db`` by owner (the gateway's read from ``gateway_schema_version``, or from
+    the shared version of a release-0.1 copy)."""
     try:
         conn = sqlite3.connect(f"file:{quote(str(db))}?mode=ro", uri=True)
         try:
-            found = [(ladder, read_version(conn, ladder)) for ladder in ladders]
+            return {ladder.owner: read_version(conn, ladder) for ladder in ladders}
         finally:
             conn.close()
     except sqlite3.Error as exc:
         raise BackupError(f"{db} is not a usable mnemogate database: {exc}") from exc
-    for ladder, version in found:
+
+
+def _manifest_versions(manifest: Mapping[str, object]) -> dict[str, int]:
+    """The versions a manifest records by owner; a manifest older than ``schema_versions`` has the agent's."""
+    recorded = manifest.get("schema_versions")
+    if isinstance(recorded, dict):
+        return {str(owner): v for owner, v in recorded.items() if isinstance(v, int)}
+    agent = manifest.get("schema_version")
+    return {AGENT_LADDER.owner: agent} if isinstance(agent, int) else {}
+
+
+def _refuse_newer(source: Path, versions: Mapping[str, int], ladders: Sequence[Ladder]) -> None:
+    """BackupError when any ladder's version in ``versions`` is newer than this program's."""
+    for ladder in ladders:
+        version = versions.get(ladder.owner, 0)
         if version > ladder.latest:
             owner = "" if ladder is AGENT_LADDER else f"{ladder.owner} "
             raise BackupError(

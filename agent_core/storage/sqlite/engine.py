@@ -76,8 +76,8 @@ def open_engine(
     paths: StorePaths, settings: StateSettings, log: logging.Logger, ladders: Sequence[Ladder] = ()
 ) -> Engine:
     """Open state.db for writing: pragmas, WAL (or the DELETE fallback), a database any ladder of which is
-    newer refused, a release-0.1 database split into per-owner ladders, the agent's ladder then ``ladders``
-    in order, sidecar tables."""
+    newer refused, a release-0.1 database's shared version recorded and split into per-owner ladders (even
+    when ``ladders`` is empty), the agent's ladder then ``ladders`` in order, sidecar tables."""
     try:
         paths.db.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

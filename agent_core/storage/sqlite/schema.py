@@ -3,9 +3,12 @@ repositories), each migration applied once under ``BEGIN IMMEDIATE``.
 
 Invariants: each ladder's version table holds one row; a migration re-reads the version inside its own write
 transaction and is skipped if another process already applied it, so any number of processes may open an
-empty or old database at once; a database newer than this code is refused rather than guessed at; a database
-of release 0.1 (one shared ladder) is split — every ladder given its own version row at the shared version —
-before any ladder moves ``schema_version``, which until then also counted the other owners' steps.
+empty or old database at once; a database newer than this code is refused rather than guessed at.
+
+A database of release 0.1 kept one shared ladder, whose ``schema_version`` also counted the other owners'
+steps. Before any ladder moves it, the open — whichever ladders it holds — records that shared version in
+``meta('shared_schema_version')``; a ladder with no version row of its own reads its legacy version from
+there, so an open by the agent alone can never make the gateway skip its steps.
 """
 
 from __future__ import annotations
@@ -96,8 +99,12 @@ _SEARCH = (
 
 # Release 0.1 kept one ladder of 8 versions for every table of state.db; the agent's ladder keeps that
 # ladder's table and numbers (its steps that only touched the gateway's tables are empty here), so such a
-# database opens as it is and a 0.1 program can still read a database this one created.
+# database opens as it is. A 0.1 program can read a database this one created only when both ladders created
+# it (the gateway's ``open_state_store``) and neither has gone past 8: one the agent alone created says
+# version 8 but has none of the gateway's tables, which a 0.1 program would then never create.
 SHARED_LADDER_END = 8
+# Where the shared ladder's version of a release-0.1 database is kept once this release may have moved it.
+SHARED_VERSION_KEY = "shared_schema_version"
 _GATEWAY_ONLY: tuple[str, ...] = ()
 
 AGENT_LADDER = Ladder(
@@ -124,8 +131,17 @@ def read_version(conn: sqlite3.Connection, ladder: Ladder) -> int:
         return int(row[0]) if row is not None and row[0] is not None else 0
     if ladder.legacy_table is not None and _has_table(conn, ladder.legacy_table):
         # A database of the shared ladder: its one version counted this owner's steps too.
-        return min(read_version(conn, AGENT_LADDER), SHARED_LADDER_END)
+        return shared_version(conn)
     return 0
+
+
+def shared_version(conn: sqlite3.Connection) -> int:
+    """The shared ladder's version of a release-0.1 database: as recorded before any ladder moved
+    ``schema_version``, else ``schema_version`` itself, which then nothing has moved yet."""
+    recorded = _recorded_shared_version(conn)
+    if recorded is not None:
+        return recorded
+    return min(read_version(conn, AGENT_LADDER), SHARED_LADDER_END)
 
 
 def refuse_newer(conn: sqlite3.Connection, db_path: Path, ladders: Sequence[Ladder]) -> None:
@@ -142,27 +158,53 @@ def refuse_newer(conn: sqlite3.Connection, db_path: Path, ladders: Sequence[Ladd
 
 
 def split_shared_ladder(gate: WriteGate, ladders: Sequence[Ladder]) -> None:
-    """Give each ladder of a release-0.1 database its own version row at the shared version.
+    """Record a release-0.1 database's shared version, and give each of ``ladders`` whose version still lives
+    in it its own version row at that version.
 
-    Must run before any ladder migrates: the agent's ladder keeps ``schema_version``, so once it advanced
-    a 0.1 database at version 2 to 8, the gateway would read 8 and never apply its steps 3, 4, 6, 7 and 8.
-    A read decides first, so a database already split (or never shared) takes no write lock. Only a store
-    opened with every owner's ladder can split (the gateway's ``open_state_store``; release 0.1 databases
-    are only ever opened that way), since the agent alone does not know which steps were the gateway's.
+    Must run before any ladder migrates: the agent's ladder keeps ``schema_version``, so once it advanced a
+    0.1 database at version 2 to 8, the gateway would read 8 and never apply its steps 3, 4, 6, 7 and 8. An
+    open by the agent alone cannot split (it does not know the other owners' tables), but it records the
+    shared version before moving ``schema_version``, and the gateway's later split reads that record. A read
+    decides first, so a database already split (or never shared) takes no write lock.
     """
-    if any(_unsplit(gate.connection, ladder) for ladder in ladders):
-        gate.run(functools.partial(_split, ladders=tuple(ladders)))
+    ladders = tuple(ladders)
+    if _must_split(gate.connection, ladders):
+        gate.run(functools.partial(_split, ladders=ladders))
+
+
+def _must_split(conn: sqlite3.Connection, ladders: tuple[Ladder, ...]) -> bool:
+    unsplit = any(_unsplit(conn, ladder) for ladder in ladders)
+    return unsplit or (_shared_unrecorded(conn) and read_version(conn, AGENT_LADDER) < AGENT_LADDER.latest)
 
 
 def _split(conn: sqlite3.Connection, ladders: tuple[Ladder, ...]) -> None:
+    # Re-checked inside the write transaction: another process may have recorded or split since our read.
+    if _shared_unrecorded(conn):
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?)", (SHARED_VERSION_KEY, str(shared_version(conn)))
+        )
     for ladder in ladders:
-        if _unsplit(conn, ladder):  # re-checked inside the write transaction: another process may have split
+        if _unsplit(conn, ladder):
             _record(conn, ladder, read_version(conn, ladder))
 
 
 def _unsplit(conn: sqlite3.Connection, ladder: Ladder) -> bool:
     legacy = ladder.legacy_table
     return legacy is not None and not _has_table(conn, ladder.version_table) and _has_table(conn, legacy)
+
+
+def _shared_unrecorded(conn: sqlite3.Connection) -> bool:
+    """Whether ``schema_version`` may still count other owners' steps and nobody has written that down."""
+    version = read_version(conn, AGENT_LADDER)
+    in_shared_range = 1 <= version <= SHARED_LADDER_END and _has_table(conn, "meta")
+    return in_shared_range and _recorded_shared_version(conn) is None
+
+
+def _recorded_shared_version(conn: sqlite3.Connection) -> int | None:
+    if not _has_table(conn, "meta"):
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (SHARED_VERSION_KEY,)).fetchone()
+    return int(row[0]) if row is not None else None
 
 
 def migrate(gate: WriteGate, db_path: Path, ladder: Ladder, target: int | None = None) -> int:

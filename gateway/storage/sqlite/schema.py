@@ -2,7 +2,9 @@
 
 Invariants: the ladder is applied after the agent's (its tables reference conversations) by every gateway
 process that opens state.db; its version lives in ``gateway_schema_version``; a database of release 0.1
-(one shared ladder) is recognised by its ``persons`` table and counts as migrated to the shared version.
+(one shared ladder) is recognised by its ``persons`` table and counts as migrated to the shared version — the
+one recorded before any open (even the agent's alone) moved ``schema_version``, see
+``agent_core.storage.sqlite.schema.shared_version``.
 """
 
 from __future__ import annotations

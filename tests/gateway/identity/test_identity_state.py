@@ -1,34 +1,29 @@
-"""state.db's identity tables: an old database gains them on upgrade and keeps its people.
+"""Identity on an upgraded home: the people release 0.1 knew resolve to the same persons, and linking and
+pairing work on the database it left.
 
-That processes agree on persons is a contract test (tests/storage/contract/test_identity.py).
+The home is the dump of one that release 0.1 built (tests/storage/data/state_0_1.sql). How an older database
+gains the identity tables: tests/gateway/storage/sqlite/test_identity_migration.py. That processes agree on
+persons is a contract test (tests/storage/contract/test_identity.py).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from gateway.contracts import UserRef
 from gateway.identity import Accounts, Pairing
 from gateway.storage.sqlite import SqliteStorage, open_state_store
-from tests.storage.release_0_1 import create_database
+from tests.storage.release_0_1 import load_dump
 
 
-async def test_a_version_2_database_gains_identity_tables_and_keeps_its_people(home: Path) -> None:
-    # Release 0.1 at version 2: persons and accounts exist, link codes and pairing requests do not yet.
-    create_database(home / "state.db", 2)
-    conn = sqlite3.connect(home / "state.db")
-    with conn:
-        conn.execute("INSERT INTO persons(id, display_name, created_at) VALUES ('p_old', 'Old', 1)")
-        conn.execute(
-            "INSERT INTO accounts(platform, account_id, person_id, created_at) "
-            "VALUES ('slack', 'U1', 'p_old', 1)"
-        )
-    conn.close()
-
+async def test_the_people_of_a_release_0_1_home_keep_their_persons_and_can_link_and_pair(home: Path) -> None:
+    load_dump(home / "state.db")
     async with open_state_store(home) as store:
-        accounts = Accounts(SqliteStorage(store).identity)
-        assert (await accounts.person_for(UserRef("slack", "U1"))).person_id == "p_old"
-        code = await accounts.issue_link_code(await accounts.person_for(UserRef("slack", "U1")))
-        assert (await accounts.redeem_link_code(code, UserRef("web", "c1"))).person_id == "p_old"
-        assert (await Pairing(SqliteStorage(store).pairing).request(UserRef("telegram", "9"))).issued
+        storage = SqliteStorage(store)
+        accounts = Accounts(storage.identity)
+        ada = await accounts.person_for(UserRef("test", "ada"))
+        assert ada.person_id == "p_1m8sztfhczf8e4cjq3t"  # as release 0.1 stored it, not a new person
+        assert (await accounts.person_for(UserRef("web", "c_browser1"))).person_id == ada.person_id
+        code = await accounts.issue_link_code(ada)
+        assert (await accounts.redeem_link_code(code, UserRef("slack", "U7"))).person_id == ada.person_id
+        assert (await Pairing(storage.pairing).request(UserRef("telegram", "9"))).issued

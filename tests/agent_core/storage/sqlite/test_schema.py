@@ -1,6 +1,6 @@
 """Migrations: each owner's ladder ordered and applied once, keeping data; a release-0.1 database (one shared
-ladder) at any version ends with exactly the schema of a new database; a database newer than the code is
-refused naming the ladder."""
+ladder) at any version ends with exactly the schema of a new database, whether the agent alone or the gateway
+opens it first; a database newer than the code is refused naming the ladder."""
 
 from __future__ import annotations
 
@@ -72,6 +72,35 @@ async def test_a_database_the_agent_opened_alone_gains_the_gateway_tables(tmp_pa
         pass
     assert schema_of(home / "state.db") == schema_of(await _fresh(tmp_path / "new"))
     assert versions_of(home / "state.db") == LATEST
+
+
+@pytest.mark.parametrize("version", range(1, SHARED_LADDER_END + 1))
+@pytest.mark.parametrize("agent_first", [True, False], ids=["agent-alone-first", "gateway-first"])
+async def test_a_release_0_1_database_opened_by_the_agent_alone_and_by_the_gateway_ends_complete(
+    tmp_path: Path, version: int, agent_first: bool
+) -> None:
+    # The agent alone cannot split the shared ladder; it must not move schema_version past the gateway's
+    # steps either, or the gateway's later open reads 8 and skips them (no outbox_chunks, no job routing).
+    old = tmp_path / "old"
+    old.mkdir()
+    create_database(old / "state.db", version)
+    opens = [StateStore(old), open_state_store(old)]
+    for store in opens if agent_first else reversed(opens):
+        async with store:
+            pass
+    assert schema_of(old / "state.db") == schema_of(await _fresh(tmp_path / "new"))
+    assert versions_of(old / "state.db") == LATEST
+    async with open_state_store(old) as store:
+        assert store.stats().write_commits == 1  # settled: the write probe of every open, nothing else
+
+
+async def test_reopening_a_database_the_agent_created_alone_takes_no_write(tmp_path: Path) -> None:
+    home = tmp_path / "agent"
+    home.mkdir()
+    async with StateStore(home):
+        pass
+    async with StateStore(home) as store:
+        assert store.stats().write_commits == 1
 
 
 async def test_reopening_a_split_database_takes_no_write(tmp_path: Path) -> None:
