@@ -44,17 +44,17 @@ async def _run(home: Path, turns: int) -> dict[str, float | int | bool]:
         model = ModelSettings(provider="anthropic", model="claude-bench", base_url=fake.base_url)
         settings = Settings(model=model, anthropic_api_key=SecretStr("sk-ant-bench"))
         async with open_runtime(Home(home), settings) as runtime:
-            conversation = await runtime.state.ensure_conversation(
+            conversation = await runtime.storage.agent.ensure_conversation(
                 "bench:dm:cache", Principal(person_id=_PERSON, platform="bench")
             )
             scope = Actor(_PERSON, conversation_id=conversation.id, platform="bench")
             for turn in range(turns):
-                tip = await runtime.state.resolve_tip(conversation.id)
+                tip = await runtime.storage.agent.resolve_tip(conversation.id)
                 text = f"Turn {turn}: tell me more about topic {turn % 5}, with some detail please."
-                await runtime.state.append_message(tip.id, NewMessage(role="user", content=text))
+                await runtime.storage.agent.append_message(tip.id, NewMessage(role="user", content=text))
                 async for _ in runtime.agent.run(scope):
                     pass
-            tip = await runtime.state.resolve_tip(conversation.id)
+            tip = await runtime.storage.agent.resolve_tip(conversation.id)
     systems = {json.dumps(request.body.get("system"), sort_keys=True) for request in fake.requests}
     usage = tip.usage
     total_input = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens

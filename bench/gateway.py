@@ -10,7 +10,7 @@ transcripts are checked: ``missing`` replies, ``duplicates`` (replies beyond one
 ``overlaps`` (two turns of one conversation running at once, from the jobs' start and finish times).
 
 Then, with the worker processes stopped (so the throughput figures are untouched), the database round
-trips of a turn are counted in this one process (``count_round_trips``): ``StateStore.stats()`` counts
+trips of a turn are counted in this one process (``count_round_trips``): ``Storage.stats()`` counts
 every call into state.db (each read, write or append is one round trip; ``write_commits`` the write
 transactions). A pool of concurrency 1 that polls only when signalled runs ``round_trip_turns`` turns
 one after another on the same home, each a message through the inbound pipeline (dedupe, identity,
@@ -41,12 +41,12 @@ from typing import Any
 
 from agent_core.llm.scripted import ScriptedClient, ScriptStep
 from agent_core.storage import StoreStats
-from agent_core.storage.sqlite import StateStore
 from gateway.config import Home, Settings
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.queue import WorkerPool
 from gateway.runtime import build_gateway, open_runtime, worker_pool
 from gateway.storage.admin_reads import AdminReads
+from gateway.storage.backend import Storage
 from gateway.storage.queue import TurnQueueRepository
 
 _PLATFORM = "bench"
@@ -226,7 +226,7 @@ async def count_round_trips(
     settings = Settings(**_round_trip_config(config))
     client = ScriptedClient(default=ScriptStep.reply("ok"))
     async with open_runtime(Home(home), settings, client=client) as runtime:
-        state = runtime.state
+        storage = runtime.storage
         gateway = build_gateway(runtime)
         ended: list[StoreStats] = []
         pool = WorkerPool(
@@ -234,22 +234,22 @@ async def count_round_trips(
             agent=runtime.agent,
             signals=runtime.signals,
             settings=settings.queue,
-            observer=lambda _: ended.append(state.stats()),
+            observer=lambda _: ended.append(storage.stats()),
         )
         first: list[tuple[int, int]] = []
         plain: list[tuple[int, int]] = []
         idle: list[int] = []
         async with pool:
-            await _quiet(state)
+            await _quiet(storage)
             for turn in range(max(turns, 1)):
                 conversation, n = divmod(turn, max(messages, 1))
-                before = state.stats()
+                before = storage.stats()
                 await gateway.pipeline.process(_message(f"rt{conversation}", n, time.time()))
                 await _until(lambda: len(ended) > len(first) + len(plain), "the turn to finish")
                 after = ended[turn]
                 trips = after.round_trips - before.round_trips
                 (plain if n else first).append((trips, after.write_commits - before.write_commits))
-                idle.append(await _quiet(state) - after.round_trips)
+                idle.append(await _quiet(storage) - after.round_trips)
     return {
         "db_round_trips_per_turn": _mean(trips for trips, _ in plain),
         "db_writes_per_turn": _mean(writes for _, writes in plain),
@@ -259,13 +259,13 @@ async def count_round_trips(
     }
 
 
-async def _quiet(state: StateStore) -> int:
+async def _quiet(storage: Storage) -> int:
     """Wait until no call reaches state.db for ``_QUIET_S``; the round-trip count then."""
     deadline = time.monotonic() + 60
-    last = state.stats().round_trips
+    last = storage.stats().round_trips
     while time.monotonic() < deadline:
         await asyncio.sleep(_QUIET_S)
-        now = state.stats().round_trips
+        now = storage.stats().round_trips
         if now == last:
             return now
         last = now

@@ -24,6 +24,7 @@ from agent_core.llm.scripted import ScriptedClient, ScriptStep
 from gateway.config import Home, Settings
 from gateway.delivery import DeliveryLoop
 from gateway.runtime import Runtime, build_gateway, open_runtime, worker_pool
+from gateway.storage.sqlite import SqliteStorage
 from gateway.webchat import WebChatAdapter
 
 _SAMPLE_EVERY = 1_000
@@ -141,10 +142,12 @@ async def _say(web: WebChatAdapter, chat_id: str, text: str) -> None:
 
 
 class _Files:
-    """Samples this process's resident set and the sizes of the home's database files."""
+    """Samples this process's resident set and the sizes of the home's database files (SQLite's files)."""
 
     def __init__(self, runtime: Runtime) -> None:
-        paths = runtime.state.paths
+        if not isinstance(runtime.storage, SqliteStorage):
+            raise RuntimeError("bench growth measures the SQLite backend's files (storage.backend: sqlite)")
+        paths = runtime.storage.state.paths
         self._db, self._search = paths.db, paths.sidecar
 
     def sample(self, answered: int) -> dict[str, float]:

@@ -4,9 +4,10 @@ Invariants: the corpus (bench.corpus_chat) is generated before any clock starts;
 counts parsing, redaction and the write transactions (not generation); the index catch-up after the
 import is reported separately; each query is run once to warm the page cache, then ``rounds`` timed
 times end to end through ``SessionSearch.search`` over the store's ``SearchIndex`` (thread hop, ranking,
-snippets), across everything or scoped to one person as the tool does; the store opens with the gateway's
-tables, which the importer writes; ``db_bytes`` counts every database file once the store closed
-and ``text_bytes`` the UTF-8 bytes of all message contents.
+snippets), across everything or scoped to one person as the tool does; the storage opens through
+``open_storage`` (the default backend, SQLite) with the gateway's tables, which the importer writes;
+``db_bytes`` counts every database file once the storage closed and ``text_bytes`` the UTF-8 bytes of
+all message contents.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import time
 from pathlib import Path
 
 from agent_core.search import SearchScope, SessionSearch
-from gateway.storage.sqlite import open_state_store
-from gateway.storage.sqlite.importer import SqliteTranscriptImport
+from gateway.config import StorageSettings
+from gateway.storage import open_storage
 
 from .corpus_chat import ChatTranscripts
 
@@ -45,14 +46,14 @@ async def _run_in(workdir: Path, messages: int, person: bool, rounds: int, count
     text_bytes = sum(len(str(m["content"]).encode("utf-8")) for c in conversations for m in _messages(c))
     lines = [json.dumps(conversation, ensure_ascii=False) for conversation in conversations]
     queries = corpus.queries(count)
-    async with open_state_store(workdir) as store:
+    async with open_storage(workdir, StorageSettings()) as storage:
         started = time.perf_counter()
-        report = await SqliteTranscriptImport(store).import_lines(lines)
+        report = await storage.imports.import_lines(lines)
         import_s = time.perf_counter() - started
         started = time.perf_counter()
-        indexed = await store.wait_indexed(_INDEX_TIMEOUT_S)
+        indexed = await storage.search.wait_indexed(_INDEX_TIMEOUT_S)
         index_s = time.perf_counter() - started
-        search = SessionSearch(store)
+        search = SessionSearch(storage.search)
         started = time.perf_counter()
         prepare_s = time.perf_counter() - started
         scope = SearchScope.person(corpus.persons[1]) if person else SearchScope.all_conversations()

@@ -27,7 +27,6 @@ from agent_core.prompt import ensure_soul
 from agent_core.providers import MemoryManager, MirroringAuditSink, build_manager
 from agent_core.search import SessionSearch, session_search_tool
 from agent_core.skills import SkillStore
-from agent_core.storage.sqlite import StateStore
 from agent_core.tools import builtin_registry
 from gateway.access import AccessControl, NewPersonBudget, RateLimiter
 from gateway.adapter_checkpoints import StateCheckpoints
@@ -46,7 +45,7 @@ from gateway.logging_setup import configure_logging
 from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
 from gateway.queue.turn_lane import TurnAgent
 from gateway.startup_notes import startup_notes
-from gateway.storage.sqlite import SqliteStorage, open_state_store
+from gateway.storage import Storage, open_storage
 from gateway.webchat import WebChatAdapter
 
 _LOG = logging.getLogger("mnemogate.runtime")
@@ -58,20 +57,20 @@ class Runtime:
 
     home: Home
     settings: Settings
-    state: StateStore
     memory: MemoryStores
     skills: SkillStore
     client: ClosableLLMClient
     agent: TurnRunner
     providers: MemoryManager
     search: SessionSearch
-    storage: SqliteStorage
-    """Every repository of the storage port, over ``state`` (the one backend this process opened)."""
+    storage: Storage
+    """Every repository of the storage port, from the one backend this process opened (``open_storage``)."""
     signals: Signals = field(default_factory=Signals)
 
     async def readiness(self) -> dict[str, str]:
         """state.db and search: name -> "ok", "ok (…)" when degraded, or a short reason."""
-        return await Readiness({"state_db": state_probe(self.state), "search": search_probe(self.state)})()
+        health = self.storage.health
+        return await Readiness({"state_db": state_probe(health), "search": search_probe(health)})()
 
 
 @dataclass(frozen=True)
@@ -95,17 +94,20 @@ async def open_runtime(
     home.ensure()
     await asyncio.to_thread(ensure_soul, home.root, settings.prompt.soul_file)
     async with contextlib.AsyncExitStack() as stack:
-        state = await stack.enter_async_context(open_state_store(home.root, settings.storage.sqlite))
+        storage = await stack.enter_async_context(
+            open_storage(home.root, settings.storage, facts_file=settings.memory.provider.local.db_path)
+        )
+        state = storage.agent
         model = await stack.enter_async_context(client or build_client(settings.model))
         auxiliary = await _auxiliary_client(stack, settings, model)
         providers = await stack.enter_async_context(
-            build_manager(settings.memory.provider, home=home.root, extractor=auxiliary)
+            build_manager(settings.memory.provider, home=home.root, extractor=auxiliary, facts=storage.facts)
         )
         memory = MemoryStores(home.root, settings.memory, audit=MirroringAuditSink(state, providers))
         skills = SkillStore(home.root)
         # The offline model cannot summarise; search results then show the excerpts themselves.
         summaries = None if isinstance(auxiliary, OfflineClient) else auxiliary
-        search = SessionSearch(state, settings.search, summary_client=summaries)
+        search = SessionSearch(storage.search, settings.search, summary_client=summaries)
         registry = builtin_registry(
             memory=memory, skills=skills, output_budget=settings.agent.tool_output_chars
         )
@@ -139,9 +141,7 @@ async def open_runtime(
             compressor=compressor,
             observer=providers,
         )
-        yield Runtime(
-            home, settings, state, memory, skills, model, agent, providers, search, SqliteStorage(state)
-        )
+        yield Runtime(home, settings, memory, skills, model, agent, providers, search, storage)
 
 
 async def _auxiliary_client(
@@ -196,7 +196,7 @@ def command_services(
         return f"Not compressed ({outcome.reason or outcome.status.value})."
 
     return CommandServices(
-        state=runtime.state,
+        state=runtime.storage.agent,
         queue=queue,
         memory=runtime.memory,
         model_name=runtime.settings.model.model,
@@ -258,7 +258,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         _LOG.log(logging.WARNING if note.warning else logging.INFO, note.text)
     stop = _stop_on_signals()
     async with open_runtime(home, settings) as runtime, contextlib.AsyncExitStack() as stack:
-        metrics = Metrics(runtime.storage.admin, store_stats=runtime.state.stats)
+        metrics = Metrics(runtime.storage.admin, store_stats=runtime.storage.stats)
         if settings.memory.provider.name != "none":
             providers = runtime.providers
             metrics.watch_provider(settings.memory.provider.name, lambda: not providers.health().degraded)
@@ -291,8 +291,8 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         pool = await stack.enter_async_context(worker_pool(runtime, agent))
         readiness = Readiness(
             {
-                "state_db": state_probe(runtime.state),
-                "search": search_probe(runtime.state),
+                "state_db": state_probe(runtime.storage.health),
+                "search": search_probe(runtime.storage.health),
                 "adapters": adapters_probe(list(adapters.values())),
                 **{f"adapter:{name}": adapter_detail_probe(adapter) for name, adapter in platforms.items()},
                 "workers": _pool_probe(pool),
@@ -307,7 +307,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             metrics=metrics,
             admin=AdminBackend(
                 runtime.storage.admin,
-                runtime.state,
+                runtime.storage.agent,
                 runtime.memory,
                 runtime.search,
                 pairing=gateway.access.pairing,

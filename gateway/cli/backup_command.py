@@ -39,7 +39,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def run_backup(context: CommandContext) -> int:
     destination = Path(context.args.path).expanduser().resolve()
-    report = backup_home(context.home.root, destination, context.settings.storage.sqlite)
+    report = backup_home(
+        context.home.root, destination, context.settings.storage.sqlite, ladders=(GATEWAY_LADDER,)
+    )
     print(f"backup written to {report.path}: {_summary(report)}")
     return 0
 

@@ -91,15 +91,17 @@ def _message(text: str) -> InboundMessage:
 
 async def _open_conversation(runtime: Runtime, key: SessionKey, *, resume: bool) -> str:
     if resume:
-        record = await runtime.state.ensure_conversation(key.to_string(), PRINCIPAL)
+        record = await runtime.storage.agent.ensure_conversation(key.to_string(), PRINCIPAL)
     else:
-        record = await runtime.state.start_new_conversation(key.to_string(), PRINCIPAL)
+        record = await runtime.storage.agent.start_new_conversation(key.to_string(), PRINCIPAL)
     return record.id
 
 
 async def _turn(runtime: Runtime, conversation_id: str, text: str) -> str:
-    tip = await runtime.state.resolve_tip(conversation_id)
-    await runtime.state.append_message(tip.id, NewMessage(role="user", content=text, author=LOCAL_PERSON_ID))
+    tip = await runtime.storage.agent.resolve_tip(conversation_id)
+    await runtime.storage.agent.append_message(
+        tip.id, NewMessage(role="user", content=text, author=LOCAL_PERSON_ID)
+    )
     reply = ""
     async for event in runtime.agent.run(OPERATOR.in_conversation(conversation_id)):
         if isinstance(event, TurnFinished | TurnFailed):

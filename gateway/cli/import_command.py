@@ -15,9 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.cli.context import CommandContext
-from gateway.storage.imports import ImportReport
-from gateway.storage.sqlite import open_state_store
-from gateway.storage.sqlite.importer import SqliteTranscriptImport
+from gateway.storage import ImportReport, open_storage
 
 INDEX_WAIT_S = 120.0
 
@@ -52,6 +50,6 @@ def run_import_transcripts(context: CommandContext) -> int:
 
 async def _import(context: CommandContext, path: Path) -> tuple[ImportReport, bool]:
     settings = context.settings
-    async with open_state_store(context.home.ensure().root, settings.storage.sqlite) as store:
-        report = await SqliteTranscriptImport(store).import_path(path)
-        return report, await store.wait_indexed(INDEX_WAIT_S)
+    async with open_storage(context.home.ensure().root, settings.storage) as storage:
+        report = await storage.imports.import_path(path)
+        return report, await storage.search.wait_indexed(INDEX_WAIT_S)

@@ -15,7 +15,7 @@ from typing import Any
 from agent_core.actor import Actor
 from agent_core.memory import MemoryResult, MemoryStores, StoreView
 from gateway.cli.context import LOCAL_PERSON_ID, CommandContext
-from gateway.storage.sqlite import open_state_store
+from gateway.storage import open_storage
 
 TARGETS = ("memory", "user", "global")
 
@@ -81,8 +81,8 @@ async def _show(context: CommandContext, person: str, target: str | None) -> tup
 
 async def _write(context: CommandContext, action: str, person: str, target: str, text: str) -> MemoryResult:
     settings = context.settings
-    async with open_state_store(context.home.ensure().root, settings.storage.sqlite) as state:
-        stores = MemoryStores(context.home.root, settings.memory, audit=state)
+    async with open_storage(context.home.ensure().root, settings.storage) as storage:
+        stores = MemoryStores(context.home.root, settings.memory, audit=storage.agent)
         operator = _console_operator(person)
         if action == "add":
             return await stores.add(operator, target=target, content=text)

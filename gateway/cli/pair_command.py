@@ -13,10 +13,9 @@ import json
 import sys
 from typing import Any
 
-from agent_core.storage.sqlite import StateStore
 from gateway.cli.context import CommandContext
 from gateway.identity import Pairing, PairingError, PairingRequest, PairingState
-from gateway.storage.sqlite import SqliteStorage, open_state_store
+from gateway.storage import PairingRepository, open_storage
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -70,22 +69,21 @@ def _decide(context: CommandContext, *, approve: bool) -> int:
 
 async def _list(context: CommandContext, state: PairingState | None) -> list[PairingRequest]:
     settings = context.settings
-    async with open_state_store(context.home.ensure().root, settings.storage.sqlite) as store:
-        return await _pairing(context, store).list_requests(state)
+    async with open_storage(context.home.ensure().root, settings.storage) as storage:
+        return await _pairing(context, storage.pairing).list_requests(state)
 
 
 async def _apply(context: CommandContext, code: str, *, approve: bool) -> PairingRequest:
     settings = context.settings
-    async with open_state_store(context.home.ensure().root, settings.storage.sqlite) as store:
-        pairing = _pairing(context, store)
+    async with open_storage(context.home.ensure().root, settings.storage) as storage:
+        pairing = _pairing(context, storage.pairing)
         if approve:
             return await pairing.approve(code, by="cli")
         return await pairing.deny(code, by="cli")
 
 
-def _pairing(context: CommandContext, store: StateStore) -> Pairing:
+def _pairing(context: CommandContext, requests: PairingRepository) -> Pairing:
     access = context.settings.access
-    requests = SqliteStorage(store).pairing
     return Pairing(
         requests, codes_per_hour=access.pairing_codes_per_hour, code_length=access.link.code_length
     )

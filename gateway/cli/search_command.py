@@ -3,7 +3,7 @@
 The console searches as one person (``local`` by default, like ``mnemogate memory``) or, with ``--all``,
 everything; ``--json`` prints exactly ``[{"conversation_id", "score", "snippets": [{"message_id",
 "role", "text"}]}]``. Messages written moments ago are waited for (bounded) so they can be found. The
-command reads through the ``SearchIndex`` port only; the SQLite store is just the backend that opens it.
+command reads through the ``SearchIndex`` port only, of the backend ``open_storage`` opens.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from typing import Any
 
 from agent_core.actor import Actor
 from agent_core.search import SearchResults, SearchScope, SearchSettings, SessionSearch
-from agent_core.storage.search_index import SearchIndex
 from gateway.cli.context import LOCAL_PERSON_ID, CommandContext
-from gateway.storage.sqlite import open_state_store
+from gateway.storage import open_storage
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 50
@@ -59,8 +58,8 @@ async def _search(
     context: CommandContext, query: str, scope: SearchScope, limit: int
 ) -> tuple[SearchResults, bool]:
     settings = context.settings
-    async with open_state_store(context.home.ensure().root, settings.storage.sqlite) as store:
-        index: SearchIndex = store
+    async with open_storage(context.home.ensure().root, settings.storage) as storage:
+        index = storage.search
         caught_up = await index.wait_indexed(INDEX_WAIT_S)
         search = SessionSearch(index, SearchSettings(max_limit=MAX_LIMIT))
         return await search.search(query, scope, limit=limit), caught_up

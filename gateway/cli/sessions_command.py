@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from gateway.cli.context import CommandContext
-from gateway.storage.sqlite import SqliteStorage, open_state_store
+from gateway.storage import open_storage
 
 
 class UnknownConversationError(LookupError):
@@ -48,10 +48,8 @@ def run_show(context: CommandContext) -> int:
 
 async def _list(context: CommandContext) -> list[str]:
     args = context.args
-    async with open_state_store(context.home.root, context.settings.storage.sqlite) as state:
-        rows = await SqliteStorage(state).admin.recent_conversations(
-            limit=max(args.limit, 1), include_ended=args.all
-        )
+    async with open_storage(context.home.root, context.settings.storage) as storage:
+        rows = await storage.admin.recent_conversations(limit=max(args.limit, 1), include_ended=args.all)
     if not rows:
         return ["no conversations"]
     lines = []
@@ -64,13 +62,12 @@ async def _list(context: CommandContext) -> list[str]:
 
 async def _show(context: CommandContext) -> list[str]:
     conversation_id = context.args.conversation_id
-    async with open_state_store(context.home.root, context.settings.storage.sqlite) as state:
-        record = await state.get_conversation(conversation_id)
+    async with open_storage(context.home.root, context.settings.storage) as storage:
+        record = await storage.agent.get_conversation(conversation_id)
         if record is None:
             raise UnknownConversationError(f"no conversation {conversation_id!r}")
-        segments = await state.lineage(conversation_id)
-        messages = await state.conversation_messages(conversation_id)
-        storage = SqliteStorage(state)
+        segments = await storage.agent.lineage(conversation_id)
+        messages = await storage.agent.conversation_messages(conversation_id)
         queue = await storage.queue.queue_state(conversation_id)
         outbox = await storage.outbox.for_conversation(conversation_id)
     ended = f"ended {_when(record.ended_at)} ({record.end_reason})" if record.ended_at else "live"

@@ -1,5 +1,8 @@
 """The gateway's storage port: the repositories of the gateway's own data (queue, ledger, outbox, identity,
 pairing, adapter checkpoints, admin reads), defined here and implemented by each backend package beside it.
+
+``Storage`` gathers them with the agent's repositories over one opened backend; ``open_storage`` (factory.py)
+is the one place that picks the backend from ``storage.backend``.
 """
 
 from .admin_reads import (
@@ -16,7 +19,9 @@ from .admin_reads import (
     QueuedReply,
     TokenTotals,
 )
+from .backend import Storage
 from .checkpoints import CheckpointRepository
+from .factory import open_storage
 from .identity import AccountRecord, IdentityRepository, IssuedLinkCode, RedeemStatus, Redemption
 from .imports import IMPORTED_END_REASON, ImportReport, LineError, TranscriptImport
 from .outbox import (
@@ -98,9 +103,11 @@ __all__ = [
     "RedeemStatus",
     "Redemption",
     "ReplyTarget",
+    "Storage",
     "TipTail",
     "TokenTotals",
     "TranscriptImport",
     "TurnQueueRepository",
     "TurnRequest",
+    "open_storage",
 ]

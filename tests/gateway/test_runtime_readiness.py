@@ -32,7 +32,7 @@ async def _read_everything(runtime: Runtime, conversation_ids: list[str]) -> int
     failures = 0
     for conversation_id in conversation_ids:
         try:
-            await runtime.state.conversation_messages(conversation_id)
+            await runtime.storage.agent.conversation_messages(conversation_id)
         except StateError:
             failures += 1
     return failures
@@ -78,9 +78,9 @@ async def test_a_missing_search_index_reads_as_degraded_until_it_is_rebuilt(home
     # which search.db is missing lasts until the test starts one.
     settings = Settings(state=StateSettings(index_enabled=False))
     async with open_runtime(Home(home), settings) as runtime:
-        conversation = await runtime.state.ensure_conversation("k", Principal(person_id="p"))
+        conversation = await runtime.storage.agent.ensure_conversation("k", Principal(person_id="p"))
         tree = NewMessage("user", "the apricot tree")
-        await runtime.state.append_messages(conversation.tip_session_id, [tree])
+        await runtime.storage.agent.append_messages(conversation.tip_session_id, [tree])
         async with open_state_store(home) as indexer:
             assert await indexer.wait_indexed(10)
         assert await _search_check(runtime) == "ok"
@@ -107,8 +107,10 @@ async def test_a_new_empty_search_index_reads_as_degraded_in_a_process_that_does
     # indexed anything yet: search finds nothing, so this process must not call it "ok".
     settings = Settings(state=StateSettings(index_enabled=False))
     async with open_runtime(Home(home), settings) as runtime:
-        conversation = await runtime.state.ensure_conversation("k", Principal(person_id="p"))
-        await runtime.state.append_messages(conversation.tip_session_id, [NewMessage("user", "apricot")])
+        conversation = await runtime.storage.agent.ensure_conversation("k", Principal(person_id="p"))
+        await runtime.storage.agent.append_messages(
+            conversation.tip_session_id, [NewMessage("user", "apricot")]
+        )
         for suffix in ("", "-wal", "-shm"):
             (home / f"search.db{suffix}").unlink(missing_ok=True)
         async with open_state_store(home, StateSettings(index_enabled=False)):

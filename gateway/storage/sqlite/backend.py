@@ -1,7 +1,9 @@
 """The SQLite backend assembled: state.db opened with both ladders, and one object holding every repository.
 
 Invariants: every repository of one ``SqliteStorage`` shares its ``StateStore`` (one writer thread, one
-reader pool), so a unit of work that one port method promises as one transaction is one ``run_write``.
+reader pool), so a unit of work that one port method promises as one transaction is one ``run_write``;
+``SqliteStorage`` is a ``gateway.storage.Storage`` (``open_storage`` in gateway/storage/factory.py opens
+it); the local provider's facts are the one exception to "one file": they keep their own SQLite file.
 """
 
 from __future__ import annotations
@@ -9,8 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.storage.agent_storage import AgentStorage
+from agent_core.storage.facts import FactStore
+from agent_core.storage.health import StoreHealth
+from agent_core.storage.records import StoreStats
 from agent_core.storage.search_index import SearchIndex
 from agent_core.storage.sqlite import StateSettings, StateStore
+from agent_core.storage.sqlite.fact_store import SqliteFactStore
 from gateway.storage.queue import InboundLedger
 
 from .admin_reads import SqliteAdminReads
@@ -28,13 +34,24 @@ def open_state_store(home: Path, settings: StateSettings | None = None) -> State
     return StateStore(home, settings, ladders=(GATEWAY_LADDER,))
 
 
-class SqliteStorage:
-    """Every repository of the storage port over one opened ``StateStore`` (which is itself the agent's)."""
+DEFAULT_FACTS_FILE = "providers/local.db"
+"""The local provider's fact file, relative to the home (``memory.provider.local.db_path`` by default)."""
 
-    def __init__(self, state: StateStore) -> None:
+
+class SqliteStorage:
+    """Every repository of the storage port over one opened ``StateStore`` (which is itself the agent's).
+
+    ``state`` stays public for SQLite-only callers (backups, pragmas, the backend's own tests); everything
+    else takes the port through ``gateway.storage.Storage``.
+    """
+
+    def __init__(self, state: StateStore, *, facts: FactStore | None = None) -> None:
+        """``facts``: the local provider's store; by default ``providers/local.db`` beside state.db."""
         self.state = state
         self.agent: AgentStorage = state
         self.search: SearchIndex = state
+        self.health: StoreHealth = state
+        self.facts: FactStore = facts or SqliteFactStore(state.paths.db.parent / DEFAULT_FACTS_FILE)
         self.queue = SqliteTurnQueue(state)
         self.ledger: InboundLedger = self.queue
         self.outbox = SqliteOutbox(state)
@@ -43,3 +60,7 @@ class SqliteStorage:
         self.checkpoints = SqliteCheckpoints(state)
         self.admin = SqliteAdminReads(state)
         self.imports = SqliteTranscriptImport(state)
+
+    def stats(self) -> StoreStats:
+        """This process's state.db counters (write retries, commits, round trips, indexer activity)."""
+        return self.state.stats()

@@ -1,5 +1,5 @@
 """The turn queue on SQLite: ``SqliteTurnQueue`` implements ``TurnQueueRepository`` over state.db, and
-finishing a job (reply rows + outbox row + job done) is one transaction here.
+finishing a job (outbox row + job done, with any error or stop note's rows) is one transaction here.
 
 Invariants: every port method that promises one transaction is one ``run_write``; finishing checks that
 the caller still holds the job, and the reply's outbox row is written in the transaction that marks the

@@ -21,8 +21,8 @@ PRINCIPAL = Principal(person_id=PERSON, platform="web", user_id="ana-browser", c
 
 
 async def _say(runtime: Runtime, conversation_id: str, text: str) -> str:
-    tip = await runtime.state.resolve_tip(conversation_id)
-    await runtime.state.append_message(tip.id, NewMessage(role="user", content=text, author=PERSON))
+    tip = await runtime.storage.agent.resolve_tip(conversation_id)
+    await runtime.storage.agent.append_message(tip.id, NewMessage(role="user", content=text, author=PERSON))
     scope = Actor(PERSON, conversation_id=conversation_id, platform="web")
     replies = [
         event.text async for event in runtime.agent.run(scope) if isinstance(event, TurnFinished | TurnFailed)
@@ -32,10 +32,10 @@ async def _say(runtime: Runtime, conversation_id: str, text: str) -> str:
 
 async def test_search_for_quotes_an_earlier_conversation(home: Path) -> None:
     async with open_runtime(Home(home), Settings()) as runtime:
-        first = await runtime.state.start_new_conversation(KEY, PRINCIPAL)
+        first = await runtime.storage.agent.start_new_conversation(KEY, PRINCIPAL)
         await _say(runtime, first.id, "The release train moves to Thursday because of the audit.")
-        assert await runtime.state.wait_indexed(10.0)
-        second = await runtime.state.start_new_conversation(KEY, PRINCIPAL)
+        assert await runtime.storage.search.wait_indexed(10.0)
+        second = await runtime.storage.agent.start_new_conversation(KEY, PRINCIPAL)
         reply = await _say(runtime, second.id, "search for the release train")
 
     assert reply.startswith(OFFLINE_LABEL)
@@ -45,7 +45,7 @@ async def test_search_for_quotes_an_earlier_conversation(home: Path) -> None:
 
 async def test_a_search_with_no_match_says_so(home: Path) -> None:
     async with open_runtime(Home(home), Settings()) as runtime:
-        conversation = await runtime.state.start_new_conversation(KEY, PRINCIPAL)
+        conversation = await runtime.storage.agent.start_new_conversation(KEY, PRINCIPAL)
         reply = await _say(runtime, conversation.id, "did we talk about quantum gardening")
     assert reply.startswith(OFFLINE_LABEL) and "no search tool" not in reply
     assert "nothing found" in reply.lower()

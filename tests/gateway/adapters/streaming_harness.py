@@ -128,7 +128,7 @@ async def streaming_backbone(
                 async def outbox() -> Any:
                     """(state, text) of each outbox row of ada's DM, the one chat these tests talk in."""
                     key = session_key_for(dm("", event="-"), settings.sessions).to_string()
-                    live = await runtime.state.live_conversation(key)
+                    live = await runtime.storage.agent.live_conversation(key)
                     rows = [] if live is None else await gateway.outbox.for_conversation(live.id)
                     return [(row.state, row.text) for row in rows]
 

@@ -84,7 +84,7 @@ def build_app(
     web, api = WebChatAdapter("web"), WebChatAdapter("api")
     turns = InlineTurns(runtime, {"web": web, "api": api})
     reads = runtime.storage.admin
-    metrics = Metrics(reads, store_stats=runtime.state.stats)
+    metrics = Metrics(reads, store_stats=runtime.storage.stats)
     http = HttpSettings(
         admin_token=SecretStr(admin_token) if admin_token else None,
         api_token=SecretStr(api_token) if api_token else None,
@@ -93,7 +93,7 @@ def build_app(
     )
 
     async def state_probe() -> str:
-        await runtime.state.check_writable()
+        await runtime.storage.health.check_writable()
         return "ok"
 
     readiness = Readiness({"state_db": state_probe, "adapters": adapters_probe([web, api])})
@@ -103,7 +103,7 @@ def build_app(
         webchat=web,
         api_channel=api,
         metrics=metrics,
-        admin=AdminBackend(reads, runtime.state, runtime.memory, runtime.search, pairing),
+        admin=AdminBackend(reads, runtime.storage.agent, runtime.memory, runtime.search, pairing),
         reads=reads,
         client_key=ClientKey.for_home(runtime.home.root),
         new_web_persons=NewPersonBudget(runtime.storage.identity),

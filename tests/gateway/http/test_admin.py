@@ -20,10 +20,12 @@ async def _conversation(
     runtime: Runtime, chat: str, person: str, texts: list[str], platform: str = "web"
 ) -> str:
     principal = Principal(person_id=person, platform=platform, user_id=chat, chat_id=chat, chat_type="dm")
-    record = await runtime.state.ensure_conversation(f"{platform}:-:dm:{chat}:-:-", principal)
+    record = await runtime.storage.agent.ensure_conversation(f"{platform}:-:dm:{chat}:-:-", principal)
     for text in texts:
-        await runtime.state.append_message(record.tip_session_id, NewMessage(role="user", content=text))
-        await runtime.state.append_message(
+        await runtime.storage.agent.append_message(
+            record.tip_session_id, NewMessage(role="user", content=text)
+        )
+        await runtime.storage.agent.append_message(
             record.tip_session_id, NewMessage(role="assistant", content=f"re: {text}")
         )
     return record.id
@@ -90,7 +92,7 @@ async def test_conversations_filters_and_paging(gateway: Gateway) -> None:
     rt = gateway.runtime
     ids = [await _conversation(rt, f"chat{i}", "alice" if i % 2 else "bob", [f"hi {i}"]) for i in range(5)]
     tg = await _conversation(rt, "tg1", "alice", ["from telegram"], platform="telegram")
-    await rt.state.end_conversation(ids[0], "reset")
+    await rt.storage.agent.end_conversation(ids[0], "reset")
     async with gateway.admin() as admin:
         everything = (await admin.get("/admin/conversations")).json()
         page1 = (await admin.get("/admin/conversations", params={"limit": 4})).json()
@@ -112,8 +114,10 @@ async def test_one_conversation_with_segments_usage_and_paged_messages(gateway: 
     cid = await _conversation(rt, "c", "alice", [f"line {i}" for i in range(6)])
     from agent_core.storage import TokenUsage
 
-    tip = await rt.state.resolve_tip(cid)
-    await rt.state.add_usage(tip.id, TokenUsage(input_tokens=100, output_tokens=20, cache_read_tokens=80))
+    tip = await rt.storage.agent.resolve_tip(cid)
+    await rt.storage.agent.add_usage(
+        tip.id, TokenUsage(input_tokens=100, output_tokens=20, cache_read_tokens=80)
+    )
     async with gateway.admin() as admin:
         detail = (await admin.get(f"/admin/conversations/{cid}")).json()
         first = (await admin.get(f"/admin/conversations/{cid}/messages", params={"limit": 5})).json()
@@ -133,7 +137,7 @@ async def test_search_finds_conversations_by_text(gateway: Gateway) -> None:
     rt = gateway.runtime
     wanted = await _conversation(rt, "a", "alice", ["my favourite volcano is Eyjafjallajökull"])
     await _conversation(rt, "b", "bob", ["nothing to see"])
-    assert await rt.state.wait_indexed(10)
+    assert await rt.storage.search.wait_indexed(10)
     async with gateway.admin() as admin:
         found = (await admin.get("/admin/search", params={"q": "which volcano"})).json()
         weird = await admin.get("/admin/search", params={"q": 'AND OR "( NEAR'})
@@ -218,4 +222,4 @@ async def test_reset_ends_the_conversation(gateway: Gateway) -> None:
         second = (await admin.post(f"/admin/conversations/{cid}/reset")).json()
     assert first == {"conversation_id": cid, "reset": True}
     assert second["reset"] is False
-    assert await gateway.runtime.state.live_conversation("web:-:dm:r:-:-") is None
+    assert await gateway.runtime.storage.agent.live_conversation("web:-:dm:r:-:-") is None

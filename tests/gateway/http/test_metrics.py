@@ -69,8 +69,10 @@ async def test_latency_is_observed_once_per_turn_across_scrapes() -> None:
 
 
 async def test_the_served_scrape_reads_the_database(gateway: Gateway) -> None:
-    record = await gateway.runtime.state.ensure_conversation("web:-:dm:m:-:-", Principal(person_id="p"))
-    await gateway.runtime.state.add_usage(
+    record = await gateway.runtime.storage.agent.ensure_conversation(
+        "web:-:dm:m:-:-", Principal(person_id="p")
+    )
+    await gateway.runtime.storage.agent.add_usage(
         record.tip_session_id, TokenUsage(input_tokens=120, output_tokens=30, cache_read_tokens=100)
     )
     async with gateway.client() as client:

@@ -49,7 +49,7 @@ async def test_completion_answers_the_last_user_message_in_the_users_conversatio
     assert session_key.endswith(".ops%2Dbot:-:-") and API_TOKEN not in session_key
     users = [
         m.content
-        for m in await gateway.runtime.state.conversation_messages(conversation_id)
+        for m in await gateway.runtime.storage.agent.conversation_messages(conversation_id)
         if m.role == "user"
     ]
     assert users == ["what is the weather", "second question"]

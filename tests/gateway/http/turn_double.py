@@ -40,9 +40,9 @@ class InlineTurns:
             chat_id=message.chat.chat_id,
             chat_type="dm",
         )
-        conversation = await self.runtime.state.ensure_conversation(key.to_string(), principal)
-        tip = await self.runtime.state.resolve_tip(conversation.id)
-        await self.runtime.state.append_message(
+        conversation = await self.runtime.storage.agent.ensure_conversation(key.to_string(), principal)
+        tip = await self.runtime.storage.agent.resolve_tip(conversation.id)
+        await self.runtime.storage.agent.append_message(
             tip.id, NewMessage(role="user", content=message.text, author=person)
         )
         task = asyncio.create_task(self._turn(message, conversation.id, person))

@@ -54,7 +54,7 @@ async def test_messages_of_one_chat_are_stored_in_the_order_they_arrived(home: P
         (job,) = await b.jobs()  # no turn ran yet: the burst waits for one turn, in order
     async with backbone(home) as b:
         await b.wait_sent(1)
-        messages = await b.runtime.state.conversation_messages(job.conversation_id)
+        messages = await b.runtime.storage.agent.conversation_messages(job.conversation_id)
         assert [m.content for m in messages if m.role == "user"] == [f"part {n}" for n in range(8)]
         assert b.adapter.texts() == ["echo: " + " | ".join(f"part {n}" for n in range(8))]
 

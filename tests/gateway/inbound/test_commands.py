@@ -35,13 +35,13 @@ async def test_a_retried_command_runs_once(home: Path) -> None:
         new = dm("/new", event="e2")
         key = SessionKey("test", KeyScope.DM, "dm-ada").to_string()
         outcomes = [await b.gateway.pipeline.process(new)]
-        fresh = await b.runtime.state.live_conversation(key)
+        fresh = await b.runtime.storage.agent.live_conversation(key)
         outcomes += [await b.gateway.pipeline.process(new) for _ in range(2)]
         assert [o.reason for o in outcomes] == ["command", "duplicate", "duplicate"]
         await b.wait_sent(2)
-        ended = await b.runtime.state.get_conversation(first.conversation_id or "")
+        ended = await b.runtime.storage.agent.get_conversation(first.conversation_id or "")
         assert ended is not None and ended.end_reason == "new"
-        live = await b.runtime.state.live_conversation(key)
+        live = await b.runtime.storage.agent.live_conversation(key)
         # Ended once, one fresh conversation: the retries did not start another.
         assert fresh is not None and live is not None and live.id == fresh.id != ended.id
 
@@ -55,7 +55,7 @@ async def test_new_and_reset_end_the_conversation_with_their_reason(home: Path) 
         second = await b.gateway.pipeline.process(dm("hello again", event="e3"))
         assert await b.wait_sent(3)
         assert first.conversation_id != second.conversation_id
-        ended = await b.runtime.state.get_conversation(first.conversation_id or "")
+        ended = await b.runtime.storage.agent.get_conversation(first.conversation_id or "")
         assert ended is not None and ended.end_reason == "reset"
         assert b.adapter.texts()[2] == "echo: hello again"  # no history from the old conversation
 
@@ -103,7 +103,7 @@ async def test_whoami_and_link(home: Path) -> None:
 async def test_compress_says_plainly_when_it_is_not_available(home: Path) -> None:
     async with backbone(home) as b:
         services = CommandServices(
-            state=b.runtime.state, queue=b.gateway.queue, memory=b.runtime.memory, model_name="m"
+            state=b.runtime.storage.agent, queue=b.gateway.queue, memory=b.runtime.memory, model_name="m"
         )
         table = BuiltinCommands(services).table
         parsed = table.parse("/compress@mnemo_bot")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 from agent_core.llm import LLMError
@@ -11,7 +10,6 @@ from agent_core.llm.scripted import ScriptedClient, ScriptStep
 from gateway.contracts import ChatKind, InboundMessage
 from gateway.inbound.session_rules import session_key_for
 from gateway.queue import ERROR_REPLY, INTERRUPT_WHEN_BUSY, QUEUE_WHEN_BUSY, TurnQueue
-from gateway.storage.sqlite.jobs import SqliteTurnQueue
 
 from ..delivery.recording_adapter import dm
 from .clients import PacedClient
@@ -35,9 +33,9 @@ async def test_the_same_event_delivered_twice_gives_one_turn_and_one_reply(home:
         await b.wait_for(lambda: b.pool is not None and b.pool.in_flight == 0)
         jobs = await b.jobs()
         assert len(jobs) == 1
-        live = await b.runtime.state.live_conversation("test:-:dm:dm%2Dada:-:-")
+        live = await b.runtime.storage.agent.live_conversation("test:-:dm:dm%2Dada:-:-")
         assert live is not None
-        roles = [m.role for m in await b.runtime.state.conversation_messages(live.id)]
+        roles = [m.role for m in await b.runtime.storage.agent.conversation_messages(live.id)]
         assert roles == ["user", "assistant"]
         assert b.adapter.texts() == ["echo: hello"]
 
@@ -98,7 +96,7 @@ async def test_a_failing_model_gives_a_clear_error_reply_and_a_valid_transcript(
         (job,) = await b.jobs()
         assert job.state == "failed"
         conversation = job.conversation_id
-        messages = await b.runtime.state.conversation_messages(conversation)
+        messages = await b.runtime.storage.agent.conversation_messages(conversation)
         assert [m.role for m in messages] == ["user", "assistant"]
         assert messages[1].content == reply
 
@@ -111,7 +109,7 @@ async def test_a_crashing_turn_still_answers_with_an_error(home: Path) -> None:
         await b.gateway.pipeline.handle(dm("hello", event="e1"))
         assert await b.wait_sent(1) == [ERROR_REPLY]
         (job,) = await b.jobs()
-        roles = [m.role for m in await b.runtime.state.conversation_messages(job.conversation_id)]
+        roles = [m.role for m in await b.runtime.storage.agent.conversation_messages(job.conversation_id)]
         assert roles == ["user", "assistant"]
 
 
@@ -153,10 +151,9 @@ async def test_idle_reset_ends_a_quiet_conversation_before_the_next_message(home
         await b.gateway.pipeline.handle(dm("still here", event="e1b"))
         await b.wait_sent(2)
         assert (await b.jobs())[1].conversation_id == first  # within the window: same conversation
-        # An hour of silence passes (on the queue's clock), then the user writes again.
-        an_hour_later = SqliteTurnQueue(b.runtime.state, clock=lambda: time.time() + 3600)
+        # The idle window passes (a queue whose window is already over), then the user writes again.
         sessions = b.runtime.settings.sessions
-        queue = TurnQueue(an_hour_later, b.runtime.signals, QUEUE_WHEN_BUSY, sessions.idle_after_s)
+        queue = TurnQueue(b.runtime.storage.queue, b.runtime.signals, QUEUE_WHEN_BUSY, lambda _: 0.0)
         again = dm("again", event="e2")
         person = await b.gateway.access.accounts.person_for(again.sender)
         result = await queue.enqueue(again, session_key_for(again, sessions), person)
@@ -164,7 +161,7 @@ async def test_idle_reset_ends_a_quiet_conversation_before_the_next_message(home
         await b.wait_sent(3)
         second = (await b.jobs())[2].conversation_id
         assert second != first
-        ended = await b.runtime.state.get_conversation(first)
+        ended = await b.runtime.storage.agent.get_conversation(first)
         assert ended is not None and ended.end_reason == "idle"
         assert b.adapter.texts()[2] == "echo: again"
 

@@ -126,7 +126,7 @@ async def served(home: Path, settings: Settings | None = None) -> AsyncIterator[
                 api_channel=api,
                 admin=AdminBackend(
                     runtime.storage.admin,
-                    runtime.state,
+                    runtime.storage.agent,
                     runtime.memory,
                     runtime.search,
                     pairing=gateway.access.pairing,

@@ -1,18 +1,34 @@
 """The backends the contract suite runs on, each opened from a spec string a child process can receive too.
 
-Add a backend by adding one ``BackendKind`` here (the PostgreSQL issue adds ``postgres``); every contract
-test then runs on it.
+Every backend opens through ``gateway.storage.open_storage`` (the factory the gateway uses), so adding one
+is one ``BackendKind`` in ``BACKENDS`` (the PostgreSQL issue adds ``postgres``, whose ``settings`` name a
+fresh database for each test's home); every contract test then runs on it.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_core.storage.sqlite import StateSettings
-from gateway.storage.sqlite import SqliteStorage, open_state_store
+from gateway.config import StorageSettings
+from gateway.storage import Storage
+from gateway.storage import open_storage as open_configured_storage
+
+
+@dataclass(frozen=True, slots=True)
+class BackendKind:
+    """One backend under test: the ``storage`` settings that select it for a test's home directory."""
+
+    name: str
+    settings: Callable[[Path], StorageSettings]
+
+
+BACKENDS: dict[str, BackendKind] = {
+    "sqlite": BackendKind("sqlite", lambda home: StorageSettings(backend="sqlite")),
+}
+BACKEND_KINDS = tuple(BACKENDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,24 +38,23 @@ class BackendUnderTest:
     kind: str
     spec: str
 
-    def open(
-        self, settings: StateSettings | None = None
-    ) -> contextlib.AbstractAsyncContextManager[SqliteStorage]:
-        return open_storage(self.spec, settings)
+    def open(self) -> contextlib.AbstractAsyncContextManager[Storage]:
+        return open_storage(self.spec)
 
 
-@contextlib.asynccontextmanager
-async def open_storage(spec: str, settings: StateSettings | None = None) -> AsyncIterator[SqliteStorage]:
-    """Open the storage a spec names (``sqlite:<home directory>``); usable from a spawned process."""
+def open_storage(spec: str) -> contextlib.AbstractAsyncContextManager[Storage]:
+    """Open the storage a spec names (``<kind>:<home directory>``); usable from a spawned process."""
     kind, _, where = spec.partition(":")
-    if kind != "sqlite":
-        raise ValueError(f"unknown backend spec {spec!r}")
-    async with open_state_store(Path(where), settings) as state:
-        yield SqliteStorage(state)
+    if kind not in BACKENDS or not where:
+        raise ValueError(f"unknown backend spec {spec!r}; kinds: {', '.join(BACKEND_KINDS)}")
+    home = Path(where)
+    return open_configured_storage(home, BACKENDS[kind].settings(home))
+
+
+def backend_for(kind: str, home: Path) -> BackendUnderTest:
+    """The backend ``kind`` with its data for ``home``."""
+    return BackendUnderTest(kind, f"{kind}:{home}")
 
 
 def sqlite_backend(home: Path) -> BackendUnderTest:
-    return BackendUnderTest("sqlite", f"sqlite:{home}")
-
-
-BACKEND_KINDS = ("sqlite",)
+    return backend_for("sqlite", home)

@@ -1,4 +1,4 @@
-"""The contract suite's fixtures: each test runs once per backend in ``BACKEND_KINDS``."""
+"""The contract suite's fixtures: each test runs once per backend in ``BACKEND_KINDS``, on the port only."""
 
 from __future__ import annotations
 
@@ -7,19 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from gateway.storage.sqlite import SqliteStorage
+from gateway.storage import Storage
 
-from .backends import BACKEND_KINDS, BackendUnderTest, sqlite_backend
+from .backends import BACKEND_KINDS, BackendUnderTest, backend_for
 
 
 @pytest.fixture(params=BACKEND_KINDS)
 def backend(request: pytest.FixtureRequest, home: Path) -> BackendUnderTest:
-    assert request.param == "sqlite"
-    return sqlite_backend(home)
+    return backend_for(request.param, home)
 
 
 @pytest.fixture
-async def storage(backend: BackendUnderTest) -> AsyncIterator[SqliteStorage]:
+async def storage(backend: BackendUnderTest) -> AsyncIterator[Storage]:
     """An opened storage on an empty database of the test's backend."""
     async with backend.open() as opened:
         yield opened

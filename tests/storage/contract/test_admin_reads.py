@@ -20,17 +20,17 @@ from gateway.storage.queue import JobReply, TurnRequest
 from tests.adapters.fakes.recording_sink import wait_until
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 LONG = 600.0
 
 
-def reads(storage: SqliteStorage) -> AdminReads:
+def reads(storage: Storage) -> AdminReads:
     return storage.admin
 
 
-def agent(storage: SqliteStorage) -> AgentStorage:
-    return storage.state
+def agent(storage: Storage) -> AgentStorage:
+    return storage.agent
 
 
 def key(chat: str, platform: str = "web") -> str:
@@ -38,7 +38,7 @@ def key(chat: str, platform: str = "web") -> str:
 
 
 async def conversation(
-    storage: SqliteStorage,
+    storage: Storage,
     chat: str,
     person: str = "p-ada",
     platform: str = "web",
@@ -75,7 +75,7 @@ def chat_ref(chat: str) -> str:
     return chat_to_text(ChatRef("web", chat, ChatKind.DM))
 
 
-async def test_conversation_pages_filter_count_and_page_newest_first(storage: SqliteStorage) -> None:
+async def test_conversation_pages_filter_count_and_page_newest_first(storage: Storage) -> None:
     ids = [
         await conversation(storage, f"c{i}", "p-alice" if i % 2 else "p-bob", texts=("hi",)) for i in range(5)
     ]
@@ -103,7 +103,7 @@ async def test_conversation_pages_filter_count_and_page_newest_first(storage: Sq
     assert row.last_message_at is not None and row.ended_at is None
 
 
-async def test_page_limits_are_clamped_and_offsets_never_negative(storage: SqliteStorage) -> None:
+async def test_page_limits_are_clamped_and_offsets_never_negative(storage: Storage) -> None:
     await conversation(storage, "only")
     admin = reads(storage)
     assert (await admin.conversations(limit=MAX_PAGE + 10)).limit == MAX_PAGE
@@ -112,7 +112,7 @@ async def test_page_limits_are_clamped_and_offsets_never_negative(storage: Sqlit
     assert (await admin.persons(limit=10_000)).limit == MAX_PAGE
 
 
-async def test_one_conversation_and_its_messages_over_every_segment(storage: SqliteStorage) -> None:
+async def test_one_conversation_and_its_messages_over_every_segment(storage: Storage) -> None:
     cid = await conversation(storage, "c", texts=("one", "two"))
     store = agent(storage)
     parent = await store.resolve_tip(cid)
@@ -139,7 +139,7 @@ async def test_one_conversation_and_its_messages_over_every_segment(storage: Sql
     assert await admin.messages(cid, after_id=rest[-1].id) == ()
 
 
-async def test_recent_conversations_are_live_unless_ended_ones_are_asked_for(storage: SqliteStorage) -> None:
+async def test_recent_conversations_are_live_unless_ended_ones_are_asked_for(storage: Storage) -> None:
     old = await conversation(storage, "old")
     await agent(storage).end_conversation(old, "new")
     live = await conversation(storage, "live")
@@ -149,7 +149,7 @@ async def test_recent_conversations_are_live_unless_ended_ones_are_asked_for(sto
     assert [r.id for r in await admin.recent_conversations(limit=1, include_ended=True)] == [live]
 
 
-async def test_persons_are_paged_oldest_first_with_their_accounts(storage: SqliteStorage) -> None:
+async def test_persons_are_paged_oldest_first_with_their_accounts(storage: Storage) -> None:
     identity = storage.identity
     ada = await identity.ensure_account("web", "abc", "Ada")
     bob = await identity.ensure_account("telegram", "42", None)
@@ -168,7 +168,7 @@ async def test_persons_are_paged_oldest_first_with_their_accounts(storage: Sqlit
     assert [p.id for p in (await admin.persons(limit=1, offset=1)).rows] == [bob]
 
 
-async def test_a_prefix_differing_only_in_case_or_by_a_wildcard_finds_nothing(storage: SqliteStorage) -> None:
+async def test_a_prefix_differing_only_in_case_or_by_a_wildcard_finds_nothing(storage: Storage) -> None:
     mine = await conversation(storage, "AbCdEf_1")
     admin = reads(storage)
     assert await admin.live_conversation("web:-:dm:AbCdEf_1:") == mine
@@ -179,7 +179,7 @@ async def test_a_prefix_differing_only_in_case_or_by_a_wildcard_finds_nothing(st
         await admin.live_conversation("")
 
 
-async def test_ended_conversations_are_matched_exactly_too(storage: SqliteStorage) -> None:
+async def test_ended_conversations_are_matched_exactly_too(storage: Storage) -> None:
     ended = await conversation(storage, "QrStUv")
     admin = reads(storage)
     assert await admin.last_ended("web:-:dm:QrStUv:") is None
@@ -191,7 +191,7 @@ async def test_ended_conversations_are_matched_exactly_too(storage: SqliteStorag
 
 
 async def test_the_chat_window_shows_the_tip_text_and_the_notices_since_it_began(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     outbox = storage.outbox
     await outbox.add(notice("before", "b1"))
@@ -214,7 +214,7 @@ async def test_the_chat_window_shows_the_tip_text_and_the_notices_since_it_began
     assert [m.content for m in limited.transcript] == ["re: hello"]
 
 
-async def test_after_an_end_the_chat_window_shows_only_the_notices_since(storage: SqliteStorage) -> None:
+async def test_after_an_end_the_chat_window_shows_only_the_notices_since(storage: Storage) -> None:
     outbox = storage.outbox
     admin = reads(storage)
     await outbox.add(notice("first", "e1", text="before anything ended"))
@@ -230,7 +230,7 @@ async def test_after_an_end_the_chat_window_shows_only_the_notices_since(storage
     assert [n.text for n in window.notices] == ["Started a new conversation."]
 
 
-async def test_token_totals_sum_the_live_conversations_segments(storage: SqliteStorage) -> None:
+async def test_token_totals_sum_the_live_conversations_segments(storage: Storage) -> None:
     admin = reads(storage)
     assert await admin.live_token_totals("api:-:dm:x.u:") == TokenTotals(0, 0)
     cid = await conversation(storage, "x.u", platform="api")
@@ -262,7 +262,7 @@ def answer(text: str) -> JobReply:
 
 
 async def test_counters_finished_turns_and_replies_follow_the_queue_and_the_outbox(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     queue, admin = storage.queue, reads(storage)
     for n, room in enumerate(("r1", "r2", "r3", "r4")):

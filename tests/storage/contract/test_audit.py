@@ -11,11 +11,11 @@ from agent_core.memory import MemorySettings, MemoryStores
 from agent_core.storage import AgentStorage
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 
-def agent(storage: SqliteStorage) -> AgentStorage:
-    return storage.state
+def agent(storage: Storage) -> AgentStorage:
+    return storage.agent
 
 
 async def _record(store: AgentStorage, person_id: str, action: str, new_text: str | None) -> None:
@@ -28,7 +28,7 @@ async def _record(store: AgentStorage, person_id: str, action: str, new_text: st
     )
 
 
-async def test_audit_records_are_read_back_per_person_newest_first(storage: SqliteStorage) -> None:
+async def test_audit_records_are_read_back_per_person_newest_first(storage: Storage) -> None:
     store = agent(storage)
     await _record(store, "ada", "add", "first")
     await _record(store, "bob", "add", "bob's")
@@ -44,7 +44,7 @@ async def test_audit_records_are_read_back_per_person_newest_first(storage: Sqli
 
 
 async def test_the_memory_store_audits_every_applied_change_with_its_actor(
-    storage: SqliteStorage, tmp_path: Path
+    storage: Storage, tmp_path: Path
 ) -> None:
     store = agent(storage)
     memory = MemoryStores(tmp_path / "memory-home", MemorySettings(), audit=store)

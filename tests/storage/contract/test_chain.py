@@ -25,7 +25,7 @@ from agent_core.storage import (
 from .backends import BackendUnderTest, open_storage
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 SPAWN = multiprocessing.get_context("spawn")
 _DEADLINE_S = 60.0
@@ -34,12 +34,12 @@ BOB = Principal(
 )
 
 
-def agent(storage: SqliteStorage) -> AgentStorage:
-    return storage.state
+def agent(storage: Storage) -> AgentStorage:
+    return storage.agent
 
 
 async def test_the_switch_ends_the_parent_starts_the_child_with_its_messages_and_moves_the_tip(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("slack:C1:t9", BOB, NewSegment("prompt v1", "m1"))
@@ -64,7 +64,7 @@ async def test_the_switch_ends_the_parent_starts_the_child_with_its_messages_and
 
 
 async def test_what_a_writer_adds_around_a_switch_it_did_not_see_lands_in_the_tip_in_order(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", BOB)
@@ -83,7 +83,7 @@ async def test_what_a_writer_adds_around_a_switch_it_did_not_see_lands_in_the_ti
 
 
 async def test_carry_over_compares_ids_with_what_was_seen_not_with_the_largest_one(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     """The rule a concurrent backend relies on: a message missing from ``seen`` is carried over even when
     the plan saw messages with larger ids (ids need not be visible in commit order)."""
@@ -99,7 +99,7 @@ async def test_carry_over_compares_ids_with_what_was_seen_not_with_the_largest_o
     assert middle not in result.message_ids
 
 
-async def test_without_seen_nothing_is_carried_over(storage: SqliteStorage) -> None:
+async def test_without_seen_nothing_is_carried_over(storage: Storage) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", BOB)
     await store.append_message(conversation.tip_session_id, NewMessage("user", "replaced wholesale"))
@@ -109,7 +109,7 @@ async def test_without_seen_nothing_is_carried_over(storage: SqliteStorage) -> N
 
 
 async def test_compressing_an_already_compressed_segment_is_refused_without_a_fork(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", BOB)
@@ -125,7 +125,7 @@ async def test_compressing_an_already_compressed_segment_is_refused_without_a_fo
     assert "summary B" not in [m.content for m in everything]
 
 
-async def test_compressing_a_segment_of_an_ended_conversation_is_refused(storage: SqliteStorage) -> None:
+async def test_compressing_a_segment_of_an_ended_conversation_is_refused(storage: Storage) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", BOB)
     await store.end_conversation(conversation.id, EndReason.RESET)
@@ -133,13 +133,13 @@ async def test_compressing_a_segment_of_an_ended_conversation_is_refused(storage
     assert isinstance(result, AlreadyCompressed) and result.parent_end_reason == "reset"
 
 
-async def test_compressing_an_unknown_segment_is_a_clear_error(storage: SqliteStorage) -> None:
+async def test_compressing_an_unknown_segment_is_a_clear_error(storage: Storage) -> None:
     with pytest.raises(UnknownSegmentError):
         await agent(storage).compress("sg_missing", NewSegment(), [])
 
 
 async def test_the_tip_resolves_from_any_segment_or_the_conversation_and_lineage_runs_root_to_tip(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", BOB)

@@ -11,21 +11,21 @@ from gateway.storage.checkpoints import CheckpointRepository
 from .backends import BackendUnderTest
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 
-def repo(storage: SqliteStorage) -> CheckpointRepository:
+def repo(storage: Storage) -> CheckpointRepository:
     return storage.checkpoints
 
 
-async def test_a_position_only_moves_forward(storage: SqliteStorage) -> None:
+async def test_a_position_only_moves_forward(storage: Storage) -> None:
     checkpoints = repo(storage)
     moved = [await checkpoints.advance("discord", "channel:7", p) for p in (5, 9, 3, 9, 8)]
     assert moved == [True, True, False, False, False]
     assert await checkpoints.load("discord") == {"channel:7": 9}
 
 
-async def test_racing_advances_keep_the_highest(storage: SqliteStorage) -> None:
+async def test_racing_advances_keep_the_highest(storage: Storage) -> None:
     checkpoints = repo(storage)
     positions = [17, 3, 99, 42, 98, 1, 64]
     await asyncio.gather(*(checkpoints.advance("slack", "thread:1", p) for p in positions))
@@ -33,7 +33,7 @@ async def test_racing_advances_keep_the_highest(storage: SqliteStorage) -> None:
 
 
 async def test_each_platform_has_its_own_keys_and_forgetting_drops_only_those_named(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     checkpoints = repo(storage)
     await checkpoints.advance("discord", "channel:7", 9)

@@ -13,17 +13,17 @@ from agent_core.storage import AgentStorage, EndReason, NewSegment, Principal, T
 from .backends import BackendUnderTest
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 ALICE = Principal(person_id="p-alice", platform="telegram", user_id="42", chat_id="42", chat_type="dm")
 
 
-def agent(storage: SqliteStorage) -> AgentStorage:
-    return storage.state
+def agent(storage: Storage) -> AgentStorage:
+    return storage.agent
 
 
 async def test_the_same_session_key_reaches_the_same_conversation_until_it_is_replaced(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     store = agent(storage)
     first = await store.ensure_conversation("tg:dm:42", ALICE, NewSegment("one"))
@@ -43,14 +43,14 @@ async def test_the_same_session_key_reaches_the_same_conversation_until_it_is_re
     assert new_tip.conversation_id == replaced.id and new_tip.session_key == "tg:dm:42"
 
 
-async def test_a_new_conversation_without_a_live_one_simply_starts(storage: SqliteStorage) -> None:
+async def test_a_new_conversation_without_a_live_one_simply_starts(storage: Storage) -> None:
     store = agent(storage)
     started = await store.start_new_conversation("web:dm:1", ALICE)
     assert (await store.live_conversation("web:dm:1")) == started
     assert [s.id for s in await store.segments(started.id)] == [started.tip_session_id]
 
 
-async def test_ending_a_conversation_is_first_writer_wins(storage: SqliteStorage) -> None:
+async def test_ending_a_conversation_is_first_writer_wins(storage: Storage) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", ALICE)
     assert await store.end_conversation(conversation.id, EndReason.IDLE)
@@ -63,7 +63,7 @@ async def test_ending_a_conversation_is_first_writer_wins(storage: SqliteStorage
     assert (await store.ensure_conversation("k", ALICE)).id != conversation.id
 
 
-async def test_unknown_ids_read_as_nothing(storage: SqliteStorage) -> None:
+async def test_unknown_ids_read_as_nothing(storage: Storage) -> None:
     store = agent(storage)
     assert await store.get_conversation("cv_missing") is None
     assert await store.get_segment("sg_missing") is None
@@ -71,7 +71,7 @@ async def test_unknown_ids_read_as_nothing(storage: SqliteStorage) -> None:
     assert await store.segments("cv_missing") == []
 
 
-async def test_token_usage_accumulates_on_the_segment(storage: SqliteStorage) -> None:
+async def test_token_usage_accumulates_on_the_segment(storage: Storage) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", ALICE)
     await store.add_usage(conversation.tip_session_id, TokenUsage(100, 20, 80, 10, 0.5))
@@ -82,7 +82,7 @@ async def test_token_usage_accumulates_on_the_segment(storage: SqliteStorage) ->
         await store.add_usage("sg_missing", TokenUsage(1))
 
 
-async def test_the_first_frozen_system_prompt_wins_for_the_whole_segment(storage: SqliteStorage) -> None:
+async def test_the_first_frozen_system_prompt_wins_for_the_whole_segment(storage: Storage) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", ALICE)
     first = await store.freeze_system_prompt(conversation.tip_session_id, "prompt built by process A")
@@ -94,7 +94,7 @@ async def test_the_first_frozen_system_prompt_wins_for_the_whole_segment(storage
     assert segment is not None and segment.system_prompt == "prompt built by process A"
 
 
-async def test_racing_ensures_of_one_key_give_one_conversation(storage: SqliteStorage) -> None:
+async def test_racing_ensures_of_one_key_give_one_conversation(storage: Storage) -> None:
     store = agent(storage)
     records = await asyncio.gather(*(store.ensure_conversation("k", ALICE) for _ in range(8)))
     assert len({r.id for r in records}) == 1

@@ -18,13 +18,13 @@ from agent_core.storage import (
 from .backends import BackendUnderTest
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 PERSON = Principal(person_id="p1", platform="web")
 
 
-def agent(storage: SqliteStorage) -> AgentStorage:
-    return storage.state
+def agent(storage: Storage) -> AgentStorage:
+    return storage.agent
 
 
 def cooldown(segment_id: str, until: float, *, notified: bool = False) -> CompressionCooldown:
@@ -33,7 +33,7 @@ def cooldown(segment_id: str, until: float, *, notified: bool = False) -> Compre
     )
 
 
-async def test_a_cooldown_is_put_read_replaced_and_cleared(storage: SqliteStorage) -> None:
+async def test_a_cooldown_is_put_read_replaced_and_cleared(storage: Storage) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("web:dm:1", PERSON)
     assert await store.compression_cooldown(conversation.id) is None
@@ -48,7 +48,7 @@ async def test_a_cooldown_is_put_read_replaced_and_cleared(storage: SqliteStorag
     await store.clear_compression_cooldown(conversation.id)  # clearing nothing is fine
 
 
-async def test_cooldowns_of_ended_conversations_do_not_pile_up(storage: SqliteStorage) -> None:
+async def test_cooldowns_of_ended_conversations_do_not_pile_up(storage: Storage) -> None:
     store = agent(storage)
     ids = []
     for n in range(150):
@@ -62,7 +62,7 @@ async def test_cooldowns_of_ended_conversations_do_not_pile_up(storage: SqliteSt
     assert len(remaining) <= 1 and set(remaining) <= {ids[-1]}
 
 
-async def test_a_live_cooldown_stays_and_outdated_ones_go(storage: SqliteStorage) -> None:
+async def test_a_live_cooldown_stays_and_outdated_ones_go(storage: Storage) -> None:
     store = agent(storage)
     live = await store.ensure_conversation("web:dm:live", PERSON)
     compressed = await store.ensure_conversation("web:dm:compressed", PERSON)

@@ -3,29 +3,19 @@ query's words then by age, and no user text can break a query."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from agent_core.storage import Fact, FactStore
+from gateway.storage import Storage
 
 from .backends import BackendUnderTest
 
 
-def open_facts(backend: BackendUnderTest) -> FactStore:
-    """The backend's fact store (SQLite: its own file beside state.db, as ``memory.provider.local``)."""
-    from agent_core.storage.sqlite.fact_store import SqliteFactStore
-
-    kind, _, where = backend.spec.partition(":")
-    assert kind == "sqlite", kind
-    return SqliteFactStore(Path(where) / "providers" / "local.db")
-
-
 @pytest.fixture
-async def facts(backend: BackendUnderTest) -> FactStore:
-    store = open_facts(backend)
-    await store.create()
-    return store
+async def facts(storage: Storage) -> FactStore:
+    """The backend's fact store (SQLite: its own file beside state.db, as ``memory.provider.local``)."""
+    await storage.facts.create()
+    return storage.facts
 
 
 async def test_a_fact_is_stored_once_per_person(facts: FactStore) -> None:
@@ -77,6 +67,6 @@ async def test_facts_survive_a_new_store_on_the_same_backend(
     backend: BackendUnderTest, facts: FactStore
 ) -> None:
     await facts.add("ada", "Ada keeps bees", "turn")
-    again = open_facts(backend)
-    await again.create()  # creating again is harmless
-    assert await again.count("ada") == 1
+    async with backend.open() as again:
+        await again.facts.create()  # creating again is harmless
+        assert await again.facts.count("ada") == 1

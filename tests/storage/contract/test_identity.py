@@ -15,13 +15,13 @@ from gateway.storage.identity import IdentityRepository, RedeemStatus
 from .backends import BackendUnderTest, open_storage
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 SPAWN = multiprocessing.get_context("spawn")
 _HOUR_S = 3600.0
 
 
-def repo(storage: SqliteStorage) -> IdentityRepository:
+def repo(storage: Storage) -> IdentityRepository:
     return storage.identity
 
 
@@ -33,7 +33,7 @@ async def issue(identity: IdentityRepository, person_id: str, code: str, *, ttl_
     return code
 
 
-async def test_an_account_keeps_the_person_it_was_created_with(storage: SqliteStorage) -> None:
+async def test_an_account_keeps_the_person_it_was_created_with(storage: Storage) -> None:
     identity = repo(storage)
     assert await identity.account_person("telegram", "1") is None
     assert await identity.account_person("telegram", "1") is None  # looking creates nothing
@@ -48,7 +48,7 @@ async def test_an_account_keeps_the_person_it_was_created_with(storage: SqliteSt
     assert await identity.accounts_of("p_nobody") == ()
 
 
-async def test_concurrent_first_sights_of_one_account_make_one_person(storage: SqliteStorage) -> None:
+async def test_concurrent_first_sights_of_one_account_make_one_person(storage: Storage) -> None:
     identity = repo(storage)
     people = await asyncio.gather(*(identity.ensure_account("web", "h.1", None) for _ in range(20)))
     assert len(set(people)) == 1
@@ -76,7 +76,7 @@ def test_two_processes_seeing_the_same_new_accounts_agree_on_their_persons(backe
     assert len(set(results[0])) == 30
 
 
-async def test_a_link_code_joins_one_account_once(storage: SqliteStorage) -> None:
+async def test_a_link_code_joins_one_account_once(storage: Storage) -> None:
     identity = repo(storage)
     ada = await identity.ensure_account("telegram", "1", "Ada")
     code = await issue(identity, ada, "CODE2345")
@@ -92,7 +92,7 @@ async def test_a_link_code_joins_one_account_once(storage: SqliteStorage) -> Non
     assert await identity.account_person("discord", "666") is None
 
 
-async def test_redeeming_moves_a_known_account_and_names_its_previous_person(storage: SqliteStorage) -> None:
+async def test_redeeming_moves_a_known_account_and_names_its_previous_person(storage: Storage) -> None:
     identity = repo(storage)
     ada = await identity.ensure_account("telegram", "1", "Ada")
     before = await identity.ensure_account("slack", "U1", "ada")
@@ -102,7 +102,7 @@ async def test_redeeming_moves_a_known_account_and_names_its_previous_person(sto
     assert await identity.accounts_of(before) == ()
 
 
-async def test_expired_unknown_and_own_codes_change_nothing(storage: SqliteStorage) -> None:
+async def test_expired_unknown_and_own_codes_change_nothing(storage: Storage) -> None:
     identity = repo(storage)
     ada = await identity.ensure_account("telegram", "1", "Ada")
     expired = await issue(identity, ada, "OLDC2345", ttl_s=0.0)
@@ -116,7 +116,7 @@ async def test_expired_unknown_and_own_codes_change_nothing(storage: SqliteStora
     assert (await identity.redeem_link_code(own, "slack", "U1")).status is RedeemStatus.LINKED
 
 
-async def test_only_the_newest_code_of_a_person_is_open(storage: SqliteStorage) -> None:
+async def test_only_the_newest_code_of_a_person_is_open(storage: Storage) -> None:
     identity = repo(storage)
     ada = await identity.ensure_account("telegram", "1", "Ada")
     old = await issue(identity, ada, "OLDC2345")
@@ -125,7 +125,7 @@ async def test_only_the_newest_code_of_a_person_is_open(storage: SqliteStorage) 
     assert (await identity.redeem_link_code(new, "slack", "U1")).status is RedeemStatus.LINKED
 
 
-async def test_a_voided_code_links_nothing(storage: SqliteStorage) -> None:
+async def test_a_voided_code_links_nothing(storage: Storage) -> None:
     identity = repo(storage)
     ada = await identity.ensure_account("telegram", "1", "Ada")
     code = await issue(identity, ada, "CODE2345")
@@ -135,7 +135,7 @@ async def test_a_voided_code_links_nothing(storage: SqliteStorage) -> None:
     assert (await identity.redeem_link_code(code, "slack", "U1")).status is RedeemStatus.USED
 
 
-async def test_a_colliding_code_is_drawn_again(storage: SqliteStorage) -> None:
+async def test_a_colliding_code_is_drawn_again(storage: Storage) -> None:
     identity = repo(storage)
     ada = await identity.ensure_account("telegram", "1", "Ada")
     bob = await identity.ensure_account("telegram", "2", "Bob")
@@ -149,7 +149,7 @@ async def test_a_colliding_code_is_drawn_again(storage: SqliteStorage) -> None:
     assert linked.person_id == ada
 
 
-async def test_issuing_codes_is_budgeted_per_person(storage: SqliteStorage) -> None:
+async def test_issuing_codes_is_budgeted_per_person(storage: Storage) -> None:
     identity = repo(storage)
     ada = await identity.ensure_account("telegram", "1", "Ada")
     bob = await identity.ensure_account("telegram", "2", "Bob")
@@ -167,7 +167,7 @@ async def test_issuing_codes_is_budgeted_per_person(storage: SqliteStorage) -> N
     assert (await ask(bob))[0] is not None  # someone else's budget is untouched
 
 
-async def _mentioned_everywhere(storage: SqliteStorage, account: str, code: str) -> str:
+async def _mentioned_everywhere(storage: Storage, account: str, code: str) -> str:
     """A web account with a pairing request (``code``) and a notice of its own; its person."""
     person = await storage.identity.ensure_account("web", account, None)
     ticket = await storage.pairing.open_request(
@@ -178,7 +178,7 @@ async def _mentioned_everywhere(storage: SqliteStorage, account: str, code: str)
     return person
 
 
-async def test_rekeying_renames_an_account_everywhere_and_only_whole_ids(storage: SqliteStorage) -> None:
+async def test_rekeying_renames_an_account_everywhere_and_only_whole_ids(storage: Storage) -> None:
     identity = repo(storage)
     old, near = "cookie-old-2", "cookie-old-22"
     person = await _mentioned_everywhere(storage, old, "PAIR2345")
@@ -199,7 +199,7 @@ async def test_rekeying_renames_an_account_everywhere_and_only_whole_ids(storage
     assert {r.account_id for r in await storage.pairing.list_requests()} == {"h.new", near}
 
 
-async def test_rekeying_again_changes_nothing(storage: SqliteStorage) -> None:
+async def test_rekeying_again_changes_nothing(storage: Storage) -> None:
     identity = repo(storage)
     person = await _mentioned_everywhere(storage, "cookie-a", "PAIR2345")
 

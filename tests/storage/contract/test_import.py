@@ -11,10 +11,10 @@ from agent_core.search import SearchScope, SessionSearch
 from gateway.storage.imports import IMPORTED_END_REASON, TranscriptImport
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 
-def importer(storage: SqliteStorage) -> TranscriptImport:
+def importer(storage: Storage) -> TranscriptImport:
     return storage.imports
 
 
@@ -34,19 +34,19 @@ def write_jsonl(path: Path, lines: list[str]) -> Path:
 
 
 async def test_an_imported_conversation_is_ended_attributed_and_searchable(
-    storage: SqliteStorage, tmp_path: Path
+    storage: Storage, tmp_path: Path
 ) -> None:
     source = write_jsonl(
         tmp_path / "t.jsonl",
         [line("tg-42", "ana", "the lighthouse trip is in may", "noted: lighthouse in may", title="Trips")],
     )
     report = await importer(storage).import_path(source)
-    store = storage.state
+    store = storage.agent
     conversation = await store.get_conversation("tg-42")
     messages = await store.conversation_messages("tg-42")
-    assert await store.wait_indexed(10)
-    found = await SessionSearch(store).search("lighthouse", SearchScope.person("ana"))
-    hidden = await SessionSearch(store).search("lighthouse", SearchScope.person("bob"))
+    assert await storage.search.wait_indexed(10)
+    found = await SessionSearch(storage.search).search("lighthouse", SearchScope.person("ana"))
+    hidden = await SessionSearch(storage.search).search("lighthouse", SearchScope.person("bob"))
     assert (report.conversations, report.messages, report.errors) == (1, 2, ())
     assert conversation is not None
     assert (conversation.person_id, conversation.platform, conversation.title) == ("ana", "telegram", "Trips")
@@ -61,9 +61,7 @@ async def test_an_imported_conversation_is_ended_attributed_and_searchable(
     assert len(await store.lineage("tg-42")) == 1
 
 
-async def test_importing_the_same_file_twice_adds_nothing_twice(
-    storage: SqliteStorage, tmp_path: Path
-) -> None:
+async def test_importing_the_same_file_twice_adds_nothing_twice(storage: Storage, tmp_path: Path) -> None:
     source = write_jsonl(tmp_path / "t.jsonl", [line("a"), line("b"), line("a")])
     first = await importer(storage).import_path(source)
     second = await importer(storage).import_path(source)
@@ -77,7 +75,7 @@ async def test_importing_the_same_file_twice_adds_nothing_twice(
 
 
 async def test_a_malformed_line_is_reported_by_number_and_the_rest_imports(
-    storage: SqliteStorage, tmp_path: Path
+    storage: Storage, tmp_path: Path
 ) -> None:
     lines = [
         line("one"),
@@ -96,20 +94,20 @@ async def test_a_malformed_line_is_reported_by_number_and_the_rest_imports(
     source = tmp_path / "t.jsonl"
     source.write_bytes(("\n".join(lines) + "\n").encode() + b'{"id": "\xff"}\n')
     report = await importer(storage).import_path(source)
-    present = [await storage.state.get_conversation(i) for i in ("one", "two", "three", "four")]
+    present = [await storage.agent.get_conversation(i) for i in ("one", "two", "three", "four")]
     assert [e.line for e in report.errors] == [2, 4, 6]
     assert "JSON" in report.errors[0].reason and "role" in report.errors[1].reason
     assert "UTF-8" in report.errors[2].reason
     assert [c is not None for c in present] == [True, False, False, True]
 
 
-async def test_lines_may_be_text_or_bytes(storage: SqliteStorage) -> None:
+async def test_lines_may_be_text_or_bytes(storage: Storage) -> None:
     report = await importer(storage).import_lines([line("s1"), line("b1").encode()])
     assert (report.conversations, report.messages, report.errors) == (2, 4, ())
 
 
-async def test_secrets_in_imported_text_are_redacted(storage: SqliteStorage) -> None:
+async def test_secrets_in_imported_text_are_redacted(storage: Storage) -> None:
     secret = "sk-ant-api03-" + "a1B2" * 10
     await importer(storage).import_lines([line("s", "ana", f"my key is {secret}")])
-    (message,) = await storage.state.conversation_messages("s")
+    (message,) = await storage.agent.conversation_messages("s")
     assert message.content is not None and secret not in message.content

@@ -11,7 +11,7 @@ from gateway.queue import QUEUE_WHEN_BUSY
 from gateway.storage.queue import TurnRequest
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 
 def turn(platform: str, event: str) -> TurnRequest:
@@ -26,12 +26,12 @@ def turn(platform: str, event: str) -> TurnRequest:
     )
 
 
-async def test_an_empty_ledger_counts_nothing(storage: SqliteStorage) -> None:
+async def test_an_empty_ledger_counts_nothing(storage: Storage) -> None:
     assert await storage.admin.inbound_count() == 0
     assert await storage.admin.inbound_count(platform="api") == 0
 
 
-async def test_turns_and_lone_events_count_once_each_per_platform(storage: SqliteStorage) -> None:
+async def test_turns_and_lone_events_count_once_each_per_platform(storage: Storage) -> None:
     queue, admin = storage.queue, storage.admin
     assert not (await queue.enqueue(turn("api", "e1"), QUEUE_WHEN_BUSY)).duplicate
     assert not (await queue.enqueue(turn("api", "e2"), QUEUE_WHEN_BUSY)).duplicate

@@ -17,13 +17,13 @@ from gateway.storage.queue import InboundLedger, TurnRequest
 from .backends import BackendUnderTest, open_storage
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 SPAWN = multiprocessing.get_context("spawn")
 _DEADLINE_S = 60.0
 
 
-def ledger(storage: SqliteStorage) -> InboundLedger:
+def ledger(storage: Storage) -> InboundLedger:
     return storage.queue
 
 
@@ -39,7 +39,7 @@ def turn(event: str) -> TurnRequest:
     )
 
 
-async def test_an_event_is_recorded_once(storage: SqliteStorage) -> None:
+async def test_an_event_is_recorded_once(storage: Storage) -> None:
     events = ledger(storage)
     assert not await events.seen("test", "e1")
     assert await events.record_event("test", "e1", kind="command")
@@ -48,14 +48,14 @@ async def test_an_event_is_recorded_once(storage: SqliteStorage) -> None:
     assert not await events.record_event("test", "e1", kind="denied")
 
 
-async def test_event_ids_are_per_platform(storage: SqliteStorage) -> None:
+async def test_event_ids_are_per_platform(storage: Storage) -> None:
     events = ledger(storage)
     assert await events.record_event("telegram", "42", kind="command")
     assert not await events.seen("discord", "42")
     assert await events.record_event("discord", "42", kind="command")
 
 
-async def test_a_turn_and_a_command_share_one_ledger(storage: SqliteStorage) -> None:
+async def test_a_turn_and_a_command_share_one_ledger(storage: Storage) -> None:
     queue = storage.queue
     assert not (await queue.enqueue(turn("e1"), QUEUE_WHEN_BUSY)).duplicate
     assert await queue.seen("test", "e1")

@@ -19,17 +19,17 @@ from agent_core.storage import (
 )
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 ALICE = Principal(person_id="p-alice", platform="telegram", user_id="42", chat_id="42", chat_type="dm")
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
-def agent(storage: SqliteStorage) -> AgentStorage:
-    return storage.state
+def agent(storage: Storage) -> AgentStorage:
+    return storage.agent
 
 
-async def test_a_step_is_stored_in_order_with_its_sidecar_and_tool_calls(storage: SqliteStorage) -> None:
+async def test_a_step_is_stored_in_order_with_its_sidecar_and_tool_calls(storage: Storage) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("tg:dm:42", ALICE, NewSegment("SYSTEM", "model-x"))
     step = [
@@ -51,7 +51,7 @@ async def test_a_step_is_stored_in_order_with_its_sidecar_and_tool_calls(storage
     assert all(m.session_id == conversation.tip_session_id for m in stored)
 
 
-async def test_secrets_are_redacted_before_they_are_stored(storage: SqliteStorage) -> None:
+async def test_secrets_are_redacted_before_they_are_stored(storage: Storage) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", ALICE)
     await store.append_messages(
@@ -67,7 +67,7 @@ async def test_secrets_are_redacted_before_they_are_stored(storage: SqliteStorag
     assert TOKEN not in str(stored[1].tool_calls)
 
 
-async def test_the_api_content_sidecar_can_be_recorded_after_the_message(storage: SqliteStorage) -> None:
+async def test_the_api_content_sidecar_can_be_recorded_after_the_message(storage: Storage) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", ALICE)
     message_id = await store.append_message(conversation.tip_session_id, NewMessage("user", "hi"))
@@ -81,7 +81,7 @@ async def test_the_api_content_sidecar_can_be_recorded_after_the_message(storage
 
 
 async def test_text_that_is_not_valid_utf8_is_stored_rather_than_failing_the_step(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", ALICE)
@@ -93,13 +93,13 @@ async def test_text_that_is_not_valid_utf8_is_stored_rather_than_failing_the_ste
     stored.content.encode("utf-8")
 
 
-async def test_appending_to_an_unknown_segment_is_a_clear_error(storage: SqliteStorage) -> None:
+async def test_appending_to_an_unknown_segment_is_a_clear_error(storage: Storage) -> None:
     with pytest.raises(UnknownSegmentError, match="nope"):
         await agent(storage).append_message("nope", NewMessage("user", "hi"))
 
 
 async def test_the_tip_is_read_with_its_messages_and_conversation_messages_span_every_segment(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", ALICE)
@@ -117,7 +117,7 @@ async def test_the_tip_is_read_with_its_messages_and_conversation_messages_span_
     assert [m.session_id for m in everything] == [root, root, result.child.id, result.child.id]
 
 
-async def test_each_conversation_reads_only_its_own_messages(storage: SqliteStorage) -> None:
+async def test_each_conversation_reads_only_its_own_messages(storage: Storage) -> None:
     store = agent(storage)
     one = await store.ensure_conversation("one", ALICE)
     two = await store.ensure_conversation("two", ALICE)

@@ -19,7 +19,7 @@ from tests.adapters.fakes.recording_sink import wait_until
 from .backends import BackendUnderTest, open_storage
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 SPAWN = multiprocessing.get_context("spawn")
 _DEADLINE_S = 60.0
@@ -53,7 +53,7 @@ def entry(
     )
 
 
-def repo(storage: SqliteStorage) -> OutboxRepository:
+def repo(storage: Storage) -> OutboxRepository:
     return storage.outbox
 
 
@@ -71,7 +71,7 @@ def texts(items: list[OutboxItem]) -> list[str]:
     return [item.text for item in items]
 
 
-async def test_a_key_is_queued_once(storage: SqliteStorage) -> None:
+async def test_a_key_is_queued_once(storage: Storage) -> None:
     outbox = repo(storage)
     assert await outbox.add(entry("k1"))
     assert not await outbox.add(entry("k1"))
@@ -81,7 +81,7 @@ async def test_a_key_is_queued_once(storage: SqliteStorage) -> None:
     ]
 
 
-async def test_only_the_oldest_undelivered_row_of_each_chat_is_claimed(storage: SqliteStorage) -> None:
+async def test_only_the_oldest_undelivered_row_of_each_chat_is_claimed(storage: Storage) -> None:
     outbox = repo(storage)
     for key, to in [("a1", "a"), ("a2", "a"), ("b1", "b")]:
         await outbox.add(entry(key, to=to))
@@ -92,7 +92,7 @@ async def test_only_the_oldest_undelivered_row_of_each_chat_is_claimed(storage: 
     assert texts(await outbox.claim(["test"], "h", claim_s=60.0, limit=10)) == ["text of a2"]
 
 
-async def test_a_claim_takes_at_most_limit_rows_of_the_named_platforms(storage: SqliteStorage) -> None:
+async def test_a_claim_takes_at_most_limit_rows_of_the_named_platforms(storage: Storage) -> None:
     outbox = repo(storage)
     for key, to in [("t1", "a"), ("t2", "b"), ("t3", "c")]:
         await outbox.add(entry(key, to=to))
@@ -104,7 +104,7 @@ async def test_a_claim_takes_at_most_limit_rows_of_the_named_platforms(storage: 
     assert (other.platform, other.chat_ref, other.attempts) == ("other", chat("c1", "other"), 0)
 
 
-async def test_a_failed_row_stops_holding_back_its_chat(storage: SqliteStorage) -> None:
+async def test_a_failed_row_stops_holding_back_its_chat(storage: Storage) -> None:
     outbox = repo(storage)
     await outbox.add(entry("a1"))
     await outbox.add(entry("a2"))
@@ -116,7 +116,7 @@ async def test_a_failed_row_stops_holding_back_its_chat(storage: SqliteStorage) 
 
 
 async def test_an_expired_claim_lets_another_holder_resume_after_the_sent_chunks(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     outbox = repo(storage)
     await outbox.add(entry("k1", reply_to="m-user"))
@@ -132,14 +132,14 @@ async def test_an_expired_claim_lets_another_holder_resume_after_the_sent_chunks
     assert await outbox.claim(["test"], "late", claim_s=0.0, limit=1) == []  # delivered rows stay delivered
 
 
-async def test_a_live_claim_is_never_shared(storage: SqliteStorage) -> None:
+async def test_a_live_claim_is_never_shared(storage: Storage) -> None:
     outbox = repo(storage)
     await outbox.add(entry("k1"))
     assert len(await outbox.claim(["test"], "first", claim_s=60.0, limit=1)) == 1
     assert await outbox.claim(["test"], "second", claim_s=60.0, limit=1) == []
 
 
-async def test_a_retry_wait_holds_the_row_and_its_chat(storage: SqliteStorage) -> None:
+async def test_a_retry_wait_holds_the_row_and_its_chat(storage: Storage) -> None:
     outbox = repo(storage)
     await outbox.add(entry("k1"))
     await outbox.add(entry("k2"))
@@ -154,7 +154,7 @@ async def test_a_retry_wait_holds_the_row_and_its_chat(storage: SqliteStorage) -
     ]
 
 
-async def test_released_claims_go_back_to_anyone_at_once(storage: SqliteStorage) -> None:
+async def test_released_claims_go_back_to_anyone_at_once(storage: Storage) -> None:
     outbox = repo(storage)
     for key, to in [("a1", "a"), ("b1", "b")]:
         await outbox.add(entry(key, to=to))
@@ -165,7 +165,7 @@ async def test_released_claims_go_back_to_anyone_at_once(storage: SqliteStorage)
     assert texts(await outbox.claim(["test"], "next", claim_s=60.0, limit=10)) == ["text of a1"]
 
 
-async def test_pruning_deletes_only_delivered_rows_older_than_the_age(storage: SqliteStorage) -> None:
+async def test_pruning_deletes_only_delivered_rows_older_than_the_age(storage: Storage) -> None:
     outbox = repo(storage)
     for key, to in [("sent", "a"), ("failed", "b"), ("sending", "c"), ("pending", "d")]:
         await outbox.add(entry(key, to=to))
@@ -186,7 +186,7 @@ async def test_pruning_deletes_only_delivered_rows_older_than_the_age(storage: S
     assert not await outbox.add(entry("pending"))  # the keys of kept rows still count
 
 
-async def test_pruning_takes_at_most_limit_rows_per_call(storage: SqliteStorage) -> None:
+async def test_pruning_takes_at_most_limit_rows_per_call(storage: Storage) -> None:
     outbox = repo(storage)
     for n in range(3):
         await outbox.add(entry(f"k{n}", to=f"c{n}"))
@@ -199,7 +199,7 @@ async def test_pruning_takes_at_most_limit_rows_per_call(storage: SqliteStorage)
     assert await outbox.for_conversation("cv") == []
 
 
-async def test_a_message_is_queued_once_its_row_exists(storage: SqliteStorage) -> None:
+async def test_a_message_is_queued_once_its_row_exists(storage: Storage) -> None:
     outbox = repo(storage)
     await outbox.add(entry("turn:1", message_id=7, job_id=1))
     assert await outbox.is_message_queued(7)
@@ -207,7 +207,7 @@ async def test_a_message_is_queued_once_its_row_exists(storage: SqliteStorage) -
 
 
 async def test_chat_notices_are_the_newest_command_replies_and_notices_of_one_chat(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     outbox = repo(storage)
     before = time.time() - 1.0
@@ -230,7 +230,7 @@ async def test_chat_notices_are_the_newest_command_replies_and_notices_of_one_ch
 
 
 async def test_rows_of_a_conversation_are_listed_in_the_order_they_were_queued(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     outbox = repo(storage)
     await outbox.add(entry("r1", kind="reply"))

@@ -16,13 +16,13 @@ from gateway.storage.pairing import PairingRepository, PairingState, PairingTick
 from .backends import BackendUnderTest, open_storage
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 SPAWN = multiprocessing.get_context("spawn")
 _HOUR_S = 3600.0
 
 
-def repo(storage: SqliteStorage) -> PairingRepository:
+def repo(storage: Storage) -> PairingRepository:
     return storage.pairing
 
 
@@ -44,7 +44,7 @@ def code_of(ticket: PairingTicket) -> str:
     return ticket.request.code
 
 
-async def test_an_account_has_one_request_and_asking_again_returns_it(storage: SqliteStorage) -> None:
+async def test_an_account_has_one_request_and_asking_again_returns_it(storage: Storage) -> None:
     pairing = repo(storage)
     first = await ask(pairing, "2")
     again = await ask(pairing, "2")
@@ -60,7 +60,7 @@ async def test_an_account_has_one_request_and_asking_again_returns_it(storage: S
     assert await pairing.get("NONE2345") is None
 
 
-async def test_new_codes_are_capped_per_platform(storage: SqliteStorage) -> None:
+async def test_new_codes_are_capped_per_platform(storage: Storage) -> None:
     pairing = repo(storage)
     for account in ("2", "3", "4"):
         assert (await ask(pairing, account, per_window=3)).issued
@@ -96,7 +96,7 @@ def test_two_processes_cannot_overshoot_the_budget(backend: BackendUnderTest) ->
     assert sum(issued) == 5
 
 
-async def test_approve_admits_and_deny_revokes(storage: SqliteStorage) -> None:
+async def test_approve_admits_and_deny_revokes(storage: Storage) -> None:
     pairing = repo(storage)
     code = code_of(await ask(pairing, "5"))
     assert not await pairing.is_approved("telegram", "5")
@@ -118,7 +118,7 @@ async def test_approve_admits_and_deny_revokes(storage: SqliteStorage) -> None:
 
 
 async def test_deciding_the_same_again_changes_nothing_and_unknown_codes_are_none(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     pairing = repo(storage)
     code = code_of(await ask(pairing, "5"))
@@ -129,7 +129,7 @@ async def test_deciding_the_same_again_changes_nothing_and_unknown_codes_are_non
     assert await pairing.decide("NONE2345", PairingState.APPROVED, "cli") is None
 
 
-async def test_requests_are_listed_oldest_first_by_state(storage: SqliteStorage) -> None:
+async def test_requests_are_listed_oldest_first_by_state(storage: Storage) -> None:
     pairing = repo(storage)
     codes = [code_of(await ask(pairing, account)) for account in ("2", "3", "4")]
     await pairing.decide(codes[1], PairingState.DENIED, "cli")
@@ -139,7 +139,7 @@ async def test_requests_are_listed_oldest_first_by_state(storage: SqliteStorage)
     assert await pairing.list_requests(PairingState.APPROVED) == ()
 
 
-async def test_a_notice_is_claimed_once_per_interval_and_kind(storage: SqliteStorage) -> None:
+async def test_a_notice_is_claimed_once_per_interval_and_kind(storage: Storage) -> None:
     pairing = repo(storage)
     assert await pairing.claim_notice("telegram", "5", "not_allowed", interval_s=_HOUR_S)
     assert not await pairing.claim_notice("telegram", "5", "not_allowed", interval_s=_HOUR_S)
@@ -151,7 +151,7 @@ async def test_a_notice_is_claimed_once_per_interval_and_kind(storage: SqliteSto
     assert not await pairing.claim_notice("telegram", "5", "not_allowed", interval_s=_HOUR_S)
 
 
-async def test_concurrent_claims_of_one_notice_send_it_once(storage: SqliteStorage) -> None:
+async def test_concurrent_claims_of_one_notice_send_it_once(storage: Storage) -> None:
     pairing = repo(storage)
     claims = await asyncio.gather(
         *(pairing.claim_notice("telegram", "5", "not_allowed", interval_s=_HOUR_S) for _ in range(10))
@@ -159,7 +159,7 @@ async def test_concurrent_claims_of_one_notice_send_it_once(storage: SqliteStora
     assert sorted(claims) == [False] * 9 + [True]
 
 
-async def test_a_colliding_code_is_drawn_again(storage: SqliteStorage) -> None:
+async def test_a_colliding_code_is_drawn_again(storage: Storage) -> None:
     pairing = repo(storage)
     drawn = itertools.chain(["SAME2345"], ["SAME2345", "NEXT2345"])
     tickets = [

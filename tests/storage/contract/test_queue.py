@@ -34,7 +34,7 @@ from gateway.storage.queue import (
 from .backends import BackendUnderTest, open_storage
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 SPAWN = multiprocessing.get_context("spawn")
 _DEADLINE_S = 60.0
@@ -66,15 +66,15 @@ def request(
     )
 
 
-def repo(storage: SqliteStorage) -> TurnQueueRepository:
+def repo(storage: Storage) -> TurnQueueRepository:
     return storage.queue
 
 
-def agent(storage: SqliteStorage) -> AgentStorage:
-    return storage.state
+def agent(storage: Storage) -> AgentStorage:
+    return storage.agent
 
 
-async def transcript(storage: SqliteStorage, conversation_id: str) -> list[tuple[str, str | None]]:
+async def transcript(storage: Storage, conversation_id: str) -> list[tuple[str, str | None]]:
     return [(m.role, m.content) for m in await agent(storage).conversation_messages(conversation_id)]
 
 
@@ -97,7 +97,7 @@ def reply(text: str) -> JobReply:
 
 
 async def test_an_event_gives_one_job_and_one_message_however_often_it_arrives(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     queue = repo(storage)
     first = await queue.enqueue(request("hello", event="e1"), QUEUE_WHEN_BUSY)
@@ -110,7 +110,7 @@ async def test_an_event_gives_one_job_and_one_message_however_often_it_arrives(
 
 
 async def test_a_claim_runs_the_job_for_its_sender_and_replies_where_it_came_from(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     queue = repo(storage)
     queued = await queue.enqueue(request("hi", event="e1", is_admin=True), QUEUE_WHEN_BUSY)
@@ -129,7 +129,7 @@ async def test_a_claim_runs_the_job_for_its_sender_and_replies_where_it_came_fro
     ]
 
 
-async def test_finishing_queues_the_reply_and_closes_the_job_once(storage: SqliteStorage) -> None:
+async def test_finishing_queues_the_reply_and_closes_the_job_once(storage: Storage) -> None:
     queue = repo(storage)
     await queue.enqueue(request("hi", event="e1"), QUEUE_WHEN_BUSY)
     job = await claim_one(queue, "w1")
@@ -146,7 +146,7 @@ async def test_finishing_queues_the_reply_and_closes_the_job_once(storage: Sqlit
 
 
 async def test_messages_sent_during_a_turn_wait_and_join_the_next_turn_in_order(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     queue = repo(storage)
     await queue.enqueue(request("m1", event="e1"), QUEUE_WHEN_BUSY)
@@ -173,7 +173,7 @@ async def test_messages_sent_during_a_turn_wait_and_join_the_next_turn_in_order(
 
 
 async def test_another_sender_in_a_shared_conversation_waits_for_a_turn_of_their_own(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     queue = repo(storage)
     await queue.enqueue(request("from ada", event="e1", room="thread"), QUEUE_WHEN_BUSY)
@@ -189,7 +189,7 @@ async def test_another_sender_in_a_shared_conversation_waits_for_a_turn_of_their
         await queue.finish(job.id, "w1", state="done")
 
 
-async def test_an_admission_is_carried_out_as_decided(storage: SqliteStorage) -> None:
+async def test_an_admission_is_carried_out_as_decided(storage: Storage) -> None:
     """The repository places the message where the rule says, even where the queue policy would not."""
     seen: list[ConversationQueue] = []
 
@@ -218,7 +218,7 @@ async def test_an_admission_is_carried_out_as_decided(storage: SqliteStorage) ->
 
 
 async def test_the_interrupt_policy_flags_the_running_job_and_the_queue_policy_does_not(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     queue = repo(storage)
     await queue.enqueue(request("essay", event="e1"), INTERRUPT_WHEN_BUSY)
@@ -236,7 +236,7 @@ async def test_the_interrupt_policy_flags_the_running_job_and_the_queue_policy_d
 
 
 async def test_stop_cancels_what_waits_flags_the_running_turn_and_drops_held_messages(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     queue = repo(storage)
     await queue.enqueue(request("long task", event="e1"), QUEUE_WHEN_BUSY)
@@ -263,7 +263,7 @@ async def test_stop_cancels_what_waits_flags_the_running_turn_and_drops_held_mes
 
 
 async def test_a_claim_takes_the_oldest_job_of_each_conversation_up_to_the_limit(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     queue = repo(storage)
     for n in range(3):
@@ -281,7 +281,7 @@ async def test_a_claim_takes_the_oldest_job_of_each_conversation_up_to_the_limit
 
 
 async def test_an_expired_lease_returns_the_job_and_the_old_holder_can_no_longer_finish(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     queue = repo(storage)
     await queue.enqueue(request("hi", event="e1"), QUEUE_WHEN_BUSY)
@@ -302,7 +302,7 @@ async def test_an_expired_lease_returns_the_job_and_the_old_holder_can_no_longer
     assert [row.text for row in rows] == ["fresh"]
 
 
-async def test_a_job_that_keeps_losing_its_worker_fails_with_one_notice(storage: SqliteStorage) -> None:
+async def test_a_job_that_keeps_losing_its_worker_fails_with_one_notice(storage: Storage) -> None:
     queue = repo(storage)
     await queue.enqueue(request("poison", event="e1"), QUEUE_WHEN_BUSY)
     job = await claim_one(queue, "dead", lease_s=0.2)
@@ -319,7 +319,7 @@ async def test_a_job_that_keeps_losing_its_worker_fails_with_one_notice(storage:
     assert [row.kind for row in rows] == ["error"]
 
 
-async def test_renewing_extends_only_the_holders_own_leases(storage: SqliteStorage) -> None:
+async def test_renewing_extends_only_the_holders_own_leases(storage: Storage) -> None:
     queue = repo(storage)
     await queue.enqueue(request("hi", event="e1"), QUEUE_WHEN_BUSY)
     job = await claim_one(queue, "w1", lease_s=30.0)
@@ -330,7 +330,7 @@ async def test_renewing_extends_only_the_holders_own_leases(storage: SqliteStora
     assert after.holder == "w1" and after.expires_at >= before.expires_at + 200
 
 
-async def test_released_jobs_go_back_to_anyone_at_once(storage: SqliteStorage) -> None:
+async def test_released_jobs_go_back_to_anyone_at_once(storage: Storage) -> None:
     queue = repo(storage)
     await queue.enqueue(request("hi", event="e1"), QUEUE_WHEN_BUSY)
     job = await claim_one(queue, "w1")
@@ -342,7 +342,7 @@ async def test_released_jobs_go_back_to_anyone_at_once(storage: SqliteStorage) -
     assert again.id == job.id and again.tail is not None and again.tail.content == "hi"
 
 
-async def test_a_reclaimed_job_sees_the_reply_its_previous_run_stored(storage: SqliteStorage) -> None:
+async def test_a_reclaimed_job_sees_the_reply_its_previous_run_stored(storage: Storage) -> None:
     queue = repo(storage)
     await queue.enqueue(request("hi", event="e1"), QUEUE_WHEN_BUSY)
     job = await claim_one(queue, "w1")
@@ -355,7 +355,7 @@ async def test_a_reclaimed_job_sees_the_reply_its_previous_run_stored(storage: S
     assert not again.tail.has_tool_calls and again.tail.content == "the answer"
 
 
-async def test_a_quiet_conversation_ends_before_the_next_message_unless_busy(storage: SqliteStorage) -> None:
+async def test_a_quiet_conversation_ends_before_the_next_message_unless_busy(storage: Storage) -> None:
     queue = repo(storage)
     first = await queue.enqueue(request("hello", event="e1", idle_after_s=0.0), QUEUE_WHEN_BUSY)
     job = await claim_one(queue, "w1")

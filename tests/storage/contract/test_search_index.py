@@ -21,17 +21,17 @@ from agent_core.storage.search_index import (
 )
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 ADMIN = SearchScope.all_conversations()
 
 
-def agent(storage: SqliteStorage) -> AgentStorage:
-    return storage.state
+def agent(storage: Storage) -> AgentStorage:
+    return storage.agent
 
 
-def index(storage: SqliteStorage) -> SearchIndex:
-    return storage.state
+def index(storage: Storage) -> SearchIndex:
+    return storage.search
 
 
 async def say(
@@ -59,7 +59,7 @@ def message_ids(snapshot: SearchSnapshot) -> set[int]:
     return {hit.message.id for hit in snapshot.hits}
 
 
-async def test_a_person_sees_only_conversations_they_own_or_wrote_in(storage: SqliteStorage) -> None:
+async def test_a_person_sees_only_conversations_they_own_or_wrote_in(storage: Storage) -> None:
     store, search = agent(storage), index(storage)
     ana, _ = await say(store, "dm:ana", "ana", "my kubernetes password rotation plan")
     bob, _ = await say(store, "dm:bob", "bob", "kubernetes cluster upgrade on friday")
@@ -78,7 +78,7 @@ async def test_a_person_sees_only_conversations_they_own_or_wrote_in(storage: Sq
 
 
 async def test_hits_in_archived_and_live_segments_resolve_to_their_conversation(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     store, search = agent(storage), index(storage)
     conversation, archived = await say(
@@ -97,7 +97,7 @@ async def test_hits_in_archived_and_live_segments_resolve_to_their_conversation(
 
 
 async def test_the_live_tip_of_the_current_conversation_is_skipped_but_its_archive_is_searched(
-    storage: SqliteStorage,
+    storage: Storage,
 ) -> None:
     store, search = agent(storage), index(storage)
     conversation, archived = await say(store, "k", "ana", "the orchid needs repotting")
@@ -111,7 +111,7 @@ async def test_the_live_tip_of_the_current_conversation_is_skipped_but_its_archi
     assert message_ids(await find(search, "orchid", ADMIN)) == {*archived, *live}
 
 
-async def test_phrases_stemming_and_exclusions(storage: SqliteStorage) -> None:
+async def test_phrases_stemming_and_exclusions(storage: Storage) -> None:
     store, search = agent(storage), index(storage)
     _, ids = await say(
         store,
@@ -130,7 +130,7 @@ async def test_phrases_stemming_and_exclusions(storage: SqliteStorage) -> None:
     assert message_ids(await find(search, "deplo*", ADMIN)) == {ids[3], ids[4]}
 
 
-async def test_one_and_two_character_cjk_words_are_found_inside_longer_runs(storage: SqliteStorage) -> None:
+async def test_one_and_two_character_cjk_words_are_found_inside_longer_runs(storage: Storage) -> None:
     store, search = agent(storage), index(storage)
     _, ids = await say(
         store,
@@ -151,7 +151,7 @@ async def test_one_and_two_character_cjk_words_are_found_inside_longer_runs(stor
     assert ids[2] in message_ids(await find(search, "有没有关于人工智能发展的消息", ADMIN))
 
 
-async def test_raw_natural_language_and_syntax_never_raise(storage: SqliteStorage) -> None:
+async def test_raw_natural_language_and_syntax_never_raise(storage: Storage) -> None:
     store, search = agent(storage), index(storage)
     _, ids = await say(store, "k", "ana", "deploy the gateway tomorrow at noon", "数据库 chat-send P2.2")
     nasty = [
@@ -171,7 +171,7 @@ async def test_raw_natural_language_and_syntax_never_raise(storage: SqliteStorag
     assert (await find(search, "NOT deploy", ADMIN)).hits == ()
 
 
-async def test_only_conversation_text_is_searched(storage: SqliteStorage) -> None:
+async def test_only_conversation_text_is_searched(storage: Storage) -> None:
     store, search = agent(storage), index(storage)
     conversation = await store.ensure_conversation("k", Principal(person_id="ana"))
     segment = conversation.tip_session_id
@@ -192,7 +192,7 @@ async def test_only_conversation_text_is_searched(storage: SqliteStorage) -> Non
     assert tool_hit.tool_name == "web" and tool_hit.content == "lighthouse page text"
 
 
-async def test_hits_are_best_first_and_limited_to_what_is_wanted(storage: SqliteStorage) -> None:
+async def test_hits_are_best_first_and_limited_to_what_is_wanted(storage: Storage) -> None:
     store, search = agent(storage), index(storage)
     for n in range(6):
         await say(store, f"k{n}", "ana", "orchid " * (n + 1) + "care notes")
@@ -204,7 +204,7 @@ async def test_hits_are_best_first_and_limited_to_what_is_wanted(storage: Sqlite
     assert best.count("orchid") == 6
 
 
-async def test_results_carry_snippets_and_message_windows_through_the_port(storage: SqliteStorage) -> None:
+async def test_results_carry_snippets_and_message_windows_through_the_port(storage: Storage) -> None:
     store, search = agent(storage), index(storage)
     long_text = "filler words " * 60 + "the launch codename is bluefalcon this quarter " + "more filler " * 60
     conversation, ids = await say(store, "k", "ana", "first", long_text, "third", "fourth")
@@ -219,7 +219,7 @@ async def test_results_carry_snippets_and_message_windows_through_the_port(stora
     assert [m.id for m in windows[conversation]] == ids[:3]
 
 
-async def test_committed_messages_are_searchable_once_the_index_caught_up(storage: SqliteStorage) -> None:
+async def test_committed_messages_are_searchable_once_the_index_caught_up(storage: Storage) -> None:
     store, search = agent(storage), index(storage)
     _, ids = await say(store, "k", "ana", *(f"backlog entry number{n}" for n in range(40)))
     assert await search.wait_indexed(10)

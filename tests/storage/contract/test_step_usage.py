@@ -10,16 +10,16 @@ import pytest
 from agent_core.storage import AgentStorage, NewMessage, Principal, TokenUsage, UnknownSegmentError
 
 if TYPE_CHECKING:
-    from gateway.storage.sqlite import SqliteStorage
+    from gateway.storage import Storage
 
 ALICE = Principal(person_id="p-alice", platform="telegram", user_id="42", chat_id="42", chat_type="dm")
 
 
-def agent(storage: SqliteStorage) -> AgentStorage:
-    return storage.state
+def agent(storage: Storage) -> AgentStorage:
+    return storage.agent
 
 
-async def test_one_append_stores_the_step_and_adds_its_usage(storage: SqliteStorage) -> None:
+async def test_one_append_stores_the_step_and_adds_its_usage(storage: Storage) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", ALICE)
     tip = conversation.tip_session_id
@@ -33,7 +33,7 @@ async def test_one_append_stores_the_step_and_adds_its_usage(storage: SqliteStor
     assert len(ids) == 2 and ids[0] == reply
 
 
-async def test_an_append_to_an_unknown_segment_adds_no_usage_and_no_rows(storage: SqliteStorage) -> None:
+async def test_an_append_to_an_unknown_segment_adds_no_usage_and_no_rows(storage: Storage) -> None:
     store = agent(storage)
     with pytest.raises(UnknownSegmentError):
         await store.append_messages("sg_missing", [NewMessage("assistant", "ok")], TokenUsage(1))

@@ -8,8 +8,11 @@ import sqlite3
 import time
 from pathlib import Path
 
+from agent_core.storage.sqlite import StateStore
 from gateway.contracts import ChatKind, ChatRef
+from gateway.runtime import Runtime
 from gateway.storage.chat_refs import chat_to_text
+from gateway.storage.sqlite import SqliteStorage
 from gateway.storage.sqlite.outbox import add_outbox, mark_failed, mark_sent, record_chunk
 from tests.gateway.delivery.recording_adapter import dm
 from tests.gateway.queue.harness import backbone, open_config
@@ -17,6 +20,13 @@ from tests.gateway.webchat.served_gateway import eventually, idle, served, serve
 
 DAY = 86_400.0
 PRUNING = {"outbox_keep_days": 1, "outbox_prune_every_s": 0.05}
+
+
+def _state(runtime: Runtime) -> StateStore:
+    """The runtime's state.db (these tests age rows in SQL, so they run on the SQLite backend only)."""
+    storage = runtime.storage
+    assert isinstance(storage, SqliteStorage), type(storage)
+    return storage.state
 
 
 def _seed(conn: sqlite3.Connection, now: float) -> None:
@@ -68,7 +78,7 @@ def _keys(conn: sqlite3.Connection) -> set[str]:
 
 async def test_delivered_rows_go_after_their_keep_time_and_undelivered_ones_stay(home: Path) -> None:
     async with backbone(home, config=open_config(delivery=PRUNING)) as b:
-        state = b.runtime.state
+        state = _state(b.runtime)
         await b.gateway.pipeline.handle(dm("hello", event="e1"))
         assert await b.wait_sent(1) == ["echo: hello"]
         await b.wait_for(lambda: b.delivery.sent == 1)
@@ -99,18 +109,18 @@ async def test_a_web_chat_history_keeps_its_messages_and_loses_only_old_command_
         await browser.post("/api/chat/messages", json={"text": "hello"})
         await idle(s)
         # All of that happened three days ago: the conversation, its messages and what was delivered.
-        await s.runtime.state.run_write(_three_days_ago)
+        await _state(s.runtime).run_write(_three_days_ago)
         await browser.post("/api/chat/messages", json={"text": "/whoami"})
         await idle(s)
 
         async def pruned() -> bool:
             old = time.time() - DAY
             sql = "SELECT count(*) FROM outbox WHERE sent_at < ?"
-            return int(await s.runtime.state.run_read(lambda c: c.execute(sql, (old,)).fetchone()[0])) == 0
+            return int(await _state(s.runtime).run_read(lambda c: c.execute(sql, (old,)).fetchone()[0])) == 0
 
         await eventually(pruned, "the old delivered rows to be pruned")
         history = (await browser.get("/api/chat/messages")).json()["messages"]
-        remaining = await s.runtime.state.run_read(
+        remaining = await _state(s.runtime).run_read(
             lambda c: c.execute("SELECT count(*) FROM outbox").fetchone()[0]
         )
     texts = [str(item["text"]) for item in history]

@@ -1,0 +1,81 @@
+"""``Storage``: every repository of the storage port from one opened backend, as the one type callers hold.
+
+Invariants: all repositories of one ``Storage`` share one backend connection set, so a unit of work a
+port method promises as one transaction is one transaction; nothing here names an engine, a driver or
+SQL. A backend package (``gateway/storage/sqlite/``, next ``…/postgres/``) implements it structurally and
+``gateway.storage.factory.open_storage`` picks the backend from ``storage.backend``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from agent_core.storage.agent_storage import AgentStorage
+from agent_core.storage.facts import FactStore
+from agent_core.storage.health import StoreHealth
+from agent_core.storage.records import StoreStats
+from agent_core.storage.search_index import SearchIndex
+
+from .admin_reads import AdminReads
+from .checkpoints import CheckpointRepository
+from .identity import IdentityRepository
+from .imports import TranscriptImport
+from .outbox import OutboxRepository
+from .pairing import PairingRepository
+from .queue import InboundLedger, TurnQueueRepository
+
+
+class Storage(Protocol):
+    """The agent's and the gateway's repositories over one opened backend, plus its health and counters."""
+
+    @property
+    def agent(self) -> AgentStorage:
+        """Conversations, segments, messages, the compression chain, the memory audit and cooldowns."""
+        ...
+
+    @property
+    def search(self) -> SearchIndex:
+        """Full-text search over past conversations' messages."""
+        ...
+
+    @property
+    def health(self) -> StoreHealth:
+        """Whether the backend can read and write now, and whether search can answer (readiness)."""
+        ...
+
+    @property
+    def queue(self) -> TurnQueueRepository:
+        """Turn jobs and conversation leases (and the inbound ledger they are admitted through)."""
+        ...
+
+    @property
+    def ledger(self) -> InboundLedger:
+        """The inbound ledger alone: each platform event recorded once."""
+        ...
+
+    @property
+    def outbox(self) -> OutboxRepository: ...
+
+    @property
+    def identity(self) -> IdentityRepository: ...
+
+    @property
+    def pairing(self) -> PairingRepository: ...
+
+    @property
+    def checkpoints(self) -> CheckpointRepository: ...
+
+    @property
+    def admin(self) -> AdminReads: ...
+
+    @property
+    def imports(self) -> TranscriptImport: ...
+
+    @property
+    def facts(self) -> FactStore:
+        """The ``local`` memory provider's per-person facts."""
+        ...
+
+    def stats(self) -> StoreStats:
+        """This process's counters (write retries, commits, round trips, indexer activity)."""
+        ...
