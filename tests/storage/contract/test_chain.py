@@ -4,7 +4,6 @@ carry-over of what the plan did not see, one tip reachable from any segment, and
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 from typing import TYPE_CHECKING
@@ -23,11 +22,11 @@ from agent_core.storage import (
 )
 
 from .backends import BackendUnderTest, open_storage
+from .together import run_together
 
 if TYPE_CHECKING:
     from gateway.storage import Storage
 
-SPAWN = multiprocessing.get_context("spawn")
 _DEADLINE_S = 60.0
 BOB = Principal(
     person_id="p-bob", platform="slack", user_id="U1", chat_id="C1", chat_type="group", thread_id="t9"
@@ -199,18 +198,7 @@ def test_two_processes_compressing_one_segment_leave_one_child_and_the_loser_lea
     backend: BackendUnderTest,
 ) -> None:
     conversation_id, root = asyncio.run(_seeded(backend))
-    barrier = SPAWN.Barrier(2)
-    out: Queue[str] = SPAWN.Queue()
-    workers = [
-        SPAWN.Process(target=compress_together, args=(backend.spec, root, f"p{n}", barrier, out))
-        for n in range(2)
-    ]
-    for worker in workers:
-        worker.start()
-    results = sorted(out.get(timeout=_DEADLINE_S) for _ in workers)
-    for worker in workers:
-        worker.join(timeout=_DEADLINE_S)
-        assert worker.exitcode == 0
+    results = sorted(run_together(compress_together, [(backend.spec, root, f"p{n}") for n in range(2)]))
     segments, lineage, tip_text = asyncio.run(_chain_of(backend, conversation_id))
     assert [r.split()[0] for r in results] == ["compressed", "refused"]
     winner = results[0].split()[1]

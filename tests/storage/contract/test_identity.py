@@ -5,19 +5,19 @@ re-keying of account ids that reaches every mention and is idempotent."""
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 from collections.abc import Mapping
 from multiprocessing.queues import Queue
+from multiprocessing.synchronize import Barrier
 from typing import TYPE_CHECKING
 
 from gateway.storage.identity import IdentityRepository, RedeemStatus
 
 from .backends import BackendUnderTest, open_storage
+from .together import run_together
 
 if TYPE_CHECKING:
     from gateway.storage import Storage
 
-SPAWN = multiprocessing.get_context("spawn")
 _HOUR_S = 3600.0
 
 
@@ -55,23 +55,17 @@ async def test_concurrent_first_sights_of_one_account_make_one_person(storage: S
     assert len(await identity.accounts_of(people[0])) == 1
 
 
-def _resolve_many(spec: str, out: Queue[list[str]]) -> None:
+def _resolve_many(spec: str, barrier: Barrier, out: Queue[list[str]]) -> None:
     async def run() -> list[str]:
         async with open_storage(spec) as storage:
+            barrier.wait(timeout=60)
             return [await storage.identity.ensure_account("telegram", str(n), None) for n in range(30)]
 
     out.put(asyncio.run(run()))
 
 
 def test_two_processes_seeing_the_same_new_accounts_agree_on_their_persons(backend: BackendUnderTest) -> None:
-    out: Queue[list[str]] = SPAWN.Queue()
-    workers = [SPAWN.Process(target=_resolve_many, args=(backend.spec, out)) for _ in range(2)]
-    for worker in workers:
-        worker.start()
-    results = [out.get(timeout=60) for _ in workers]
-    for worker in workers:
-        worker.join(timeout=30)
-        assert worker.exitcode == 0
+    results = run_together(_resolve_many, [(backend.spec,)] * 2)
     assert results[0] == results[1]
     assert len(set(results[0])) == 30
 

@@ -4,7 +4,6 @@ refusal or a turn, and two processes recording the same event together see exact
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 from typing import TYPE_CHECKING
@@ -15,11 +14,11 @@ from gateway.queue import QUEUE_WHEN_BUSY
 from gateway.storage.queue import InboundLedger, TurnRequest
 
 from .backends import BackendUnderTest, open_storage
+from .together import run_together
 
 if TYPE_CHECKING:
     from gateway.storage import Storage
 
-SPAWN = multiprocessing.get_context("spawn")
 _DEADLINE_S = 60.0
 
 
@@ -90,15 +89,7 @@ def test_two_processes_recording_the_same_events_each_event_is_new_exactly_once(
     backend: BackendUnderTest,
 ) -> None:
     asyncio.run(_create(backend))
-    barrier = SPAWN.Barrier(2)
-    out: Queue[list[bool]] = SPAWN.Queue()
-    workers = [SPAWN.Process(target=record_together, args=(backend.spec, barrier, out)) for _ in range(2)]
-    for worker in workers:
-        worker.start()
-    first, second = (out.get(timeout=_DEADLINE_S) for _ in workers)
-    for worker in workers:
-        worker.join(timeout=_DEADLINE_S)
-        assert worker.exitcode == 0
+    first, second = run_together(record_together, [(backend.spec,)] * 2)
     assert [a != b for a, b in zip(first, second, strict=True)] == [True] * 30
 
 

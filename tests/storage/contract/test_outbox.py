@@ -5,7 +5,6 @@ that holds the row, and pruning that deletes only delivered rows past their age.
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import time
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
@@ -17,11 +16,11 @@ from gateway.storage.outbox import ChunkReceipt, OutboxEntry, OutboxItem, Outbox
 from tests.adapters.fakes.recording_sink import wait_until
 
 from .backends import BackendUnderTest, open_storage
+from .together import run_together
 
 if TYPE_CHECKING:
     from gateway.storage import Storage
 
-SPAWN = multiprocessing.get_context("spawn")
 _DEADLINE_S = 60.0
 
 
@@ -266,17 +265,6 @@ async def _seed_chats(backend: BackendUnderTest, count: int) -> list[int]:
 
 def test_two_processes_claiming_together_never_get_the_same_row(backend: BackendUnderTest) -> None:
     ids = asyncio.run(_seed_chats(backend, 60))
-    barrier = SPAWN.Barrier(2)
-    out: Queue[list[int]] = SPAWN.Queue()
-    workers = [
-        SPAWN.Process(target=claim_everything, args=(backend.spec, f"p{n}", barrier, out)) for n in range(2)
-    ]
-    for worker in workers:
-        worker.start()
-    results = [out.get(timeout=_DEADLINE_S) for _ in workers]
-    for worker in workers:
-        worker.join(timeout=_DEADLINE_S)
-        assert worker.exitcode == 0
-    first, second = results
+    first, second = run_together(claim_everything, [(backend.spec, f"p{n}") for n in range(2)])
     assert not set(first) & set(second)
     assert sorted(first + second) == ids

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import multiprocessing
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 from typing import TYPE_CHECKING
@@ -14,11 +13,11 @@ from typing import TYPE_CHECKING
 from gateway.storage.pairing import PairingRepository, PairingState, PairingTicket
 
 from .backends import BackendUnderTest, open_storage
+from .together import run_together
 
 if TYPE_CHECKING:
     from gateway.storage import Storage
 
-SPAWN = multiprocessing.get_context("spawn")
 _HOUR_S = 3600.0
 
 
@@ -83,16 +82,8 @@ def _open_many(spec: str, accounts: list[str], start: Barrier, out: Queue[int]) 
 
 
 def test_two_processes_cannot_overshoot_the_budget(backend: BackendUnderTest) -> None:
-    start = SPAWN.Barrier(2)
-    out: Queue[int] = SPAWN.Queue()
     halves = (["2", "3", "4", "5", "6"], ["7", "8", "9", "22", "23"])
-    workers = [SPAWN.Process(target=_open_many, args=(backend.spec, half, start, out)) for half in halves]
-    for worker in workers:
-        worker.start()
-    issued = [out.get(timeout=60) for _ in workers]
-    for worker in workers:
-        worker.join(timeout=30)
-        assert worker.exitcode == 0
+    issued = run_together(_open_many, [(backend.spec, half) for half in halves])
     assert sum(issued) == 5
 
 

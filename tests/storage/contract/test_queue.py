@@ -5,7 +5,6 @@ lease cannot finish, /stop drops what waits, and two processes claiming together
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import time
 from collections.abc import Awaitable, Callable
 from multiprocessing.queues import Queue
@@ -32,11 +31,11 @@ from gateway.storage.queue import (
 )
 
 from .backends import BackendUnderTest, open_storage
+from .together import run_together
 
 if TYPE_CHECKING:
     from gateway.storage import Storage
 
-SPAWN = multiprocessing.get_context("spawn")
 _DEADLINE_S = 60.0
 LONG = 600.0
 
@@ -394,18 +393,8 @@ async def _seed(backend: BackendUnderTest, conversations: int) -> list[int]:
 
 
 def _race(backend: BackendUnderTest) -> tuple[list[int], list[int]]:
-    barrier = SPAWN.Barrier(2)
-    out: Queue[list[int]] = SPAWN.Queue()
-    workers = [
-        SPAWN.Process(target=claim_until_empty, args=(backend.spec, f"p{n}", barrier, out)) for n in range(2)
-    ]
-    for worker in workers:
-        worker.start()
-    results = [out.get(timeout=_DEADLINE_S) for _ in workers]
-    for worker in workers:
-        worker.join(timeout=_DEADLINE_S)
-        assert worker.exitcode == 0
-    return results[0], results[1]
+    first, second = run_together(claim_until_empty, [(backend.spec, f"p{n}") for n in range(2)])
+    return first, second
 
 
 def test_two_processes_claiming_one_job_together_exactly_one_wins(backend: BackendUnderTest) -> None:
