@@ -10,12 +10,17 @@ import pytest
 
 from gateway.adapters_config import ADAPTER_CREDENTIALS
 
+from . import postgres_server
+
 _LEAKY_ENV = (
     "ANTHROPIC_API_KEY",
     "OPENAI_API_KEY",
     "HONCHO_API_KEY",
     "MEM0_API_KEY",
     "MNEMOGATE_HOME",
+    "DATABASE_URL",
+    "MNEMOGATE_STORAGE__BACKEND",
+    "MNEMOGATE_STORAGE__POSTGRES__DSN",
     # A platform token alone switches its adapter on: a developer's real bot must not serve the tests.
     *(source.variable for sources in ADAPTER_CREDENTIALS.values() for source in sources),
 )
@@ -30,6 +35,12 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in _LEAKY_ENV:
         monkeypatch.delenv(name, raising=False)
     yield
+
+
+@pytest.fixture(scope="session")
+def postgres_database() -> Iterator[str]:
+    """This run's throwaway PostgreSQL database (its DSN); skips or fails when there is no server."""
+    yield from postgres_server.throwaway_database()
 
 
 @pytest.fixture

@@ -116,6 +116,9 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY")
     )
+    database_url: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("database_url", "DATABASE_URL")
+    )
     honcho_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("honcho_api_key", "HONCHO_API_KEY")
     )
@@ -150,6 +153,13 @@ class Settings(BaseSettings):
         if legacy is not None:
             self.storage = merge_legacy_state(self.storage, legacy)
             self._legacy_state = legacy
+        return self
+
+    @model_validator(mode="after")
+    def _postgres_dsn(self) -> Settings:
+        """``DATABASE_URL`` is the DSN unless ``storage.postgres.dsn`` is set; postgres needs a DSN."""
+        url = self.database_url.get_secret_value() if self.database_url is not None else None
+        self.storage = self.storage.with_database_url(url)
         return self
 
     def deprecations(self) -> list[str]:

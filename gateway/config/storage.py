@@ -1,7 +1,9 @@
 """The ``storage`` section: which backend holds state, and each backend's knobs under its own name.
 
 Invariants: ``storage.backend`` is one of ``STORAGE_BACKENDS`` (anything else is an error naming them);
-the SQLite knobs live under ``storage.sqlite`` (env ``MNEMOGATE_STORAGE__SQLITE__<KEY>``); release 0.1's
+the SQLite knobs live under ``storage.sqlite`` (env ``MNEMOGATE_STORAGE__SQLITE__<KEY>``) and the PostgreSQL
+ones under ``storage.postgres`` (env ``MNEMOGATE_STORAGE__POSTGRES__<KEY>``; ``DATABASE_URL`` is read as the
+DSN when ``storage.postgres.dsn`` is not set; ``backend: postgres`` without a DSN is an error); release 0.1's
 ``state.<key>`` (env ``MNEMOGATE_STATE__<KEY>``) still works as the old name of ``storage.sqlite.<key>``,
 with one deprecation note per key that says what to write instead; one key set under both names is an
 error naming both.
@@ -12,11 +14,12 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from agent_core.storage.postgres.settings import PostgresSettings
 from agent_core.storage.sqlite import StateSettings
 
-StorageBackend = Literal["sqlite"]  # the PostgreSQL issue adds "postgres" and its ``storage.postgres``
+StorageBackend = Literal["sqlite", "postgres"]
 STORAGE_BACKENDS: tuple[str, ...] = get_args(StorageBackend)
 LEGACY_SECTION = "state"
 
@@ -28,6 +31,7 @@ class StorageSettings(BaseModel):
 
     backend: StorageBackend = "sqlite"
     sqlite: StateSettings = Field(default_factory=StateSettings)
+    postgres: PostgresSettings = Field(default_factory=PostgresSettings)
 
     @field_validator("backend", mode="before")
     @classmethod
@@ -37,6 +41,22 @@ class StorageSettings(BaseModel):
                 f"{value!r} is not a storage backend; allowed values: {', '.join(STORAGE_BACKENDS)}"
             )
         return value
+
+    def with_database_url(self, url: str | None) -> StorageSettings:
+        """These settings with ``DATABASE_URL`` as the PostgreSQL DSN when none is set under its own name.
+
+        Raises ValueError when the backend is postgres and no DSN is set either way.
+        """
+        chosen = self
+        if url and self.postgres.dsn is None:
+            postgres = self.postgres.model_copy(update={"dsn": SecretStr(url)})
+            chosen = self.model_copy(update={"postgres": postgres})
+        if chosen.backend == "postgres" and chosen.postgres.dsn is None:
+            raise ValueError(
+                "storage.backend is postgres but no DSN is set: set storage.postgres.dsn in config.yaml, "
+                "MNEMOGATE_STORAGE__POSTGRES__DSN or DATABASE_URL"
+            )
+        return chosen
 
 
 def merge_legacy_state(storage: StorageSettings, legacy: StateSettings) -> StorageSettings:

@@ -36,6 +36,12 @@ async def open_storage(
         async with open_state_store(home, settings.sqlite) as state:
             yield SqliteStorage(state, facts=facts)
         return
+    if settings.backend == "postgres":
+        from .postgres.backend import open_postgres_storage
+
+        async with open_postgres_storage(settings.postgres) as storage:
+            yield storage
+        return
     from gateway.config.storage import STORAGE_BACKENDS
 
     raise ValueError(

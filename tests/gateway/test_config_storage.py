@@ -84,9 +84,33 @@ def test_one_key_under_both_names_is_an_error_naming_both(
 
 def test_an_unknown_backend_is_an_error_naming_the_allowed_values(home: Path) -> None:
     with pytest.raises(
-        ConfigError, match=r"storage\.backend: .*'postgres' is not a storage backend.*: sqlite"
+        ConfigError, match=r"storage\.backend: .*'mysql' is not a storage backend.*: sqlite, postgres"
+    ):
+        load_settings(_write(home, "storage:\n  backend: mysql\n"))
+
+
+def test_postgres_without_a_dsn_is_an_error_naming_every_place_to_set_one(home: Path) -> None:
+    with pytest.raises(
+        ConfigError, match=r"postgres but no DSN.*storage\.postgres\.dsn.*POSTGRES__DSN or DATABASE_URL"
     ):
         load_settings(_write(home, "storage:\n  backend: postgres\n"))
+
+
+def test_database_url_is_the_dsn_unless_the_storage_variable_names_one(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgresql://app:pw@db.internal/mnemo")
+    settings = load_settings(_write(home, "storage:\n  backend: postgres\n"))
+    assert settings.storage.postgres.conninfo == "postgresql://app:pw@db.internal/mnemo"
+    assert "postgresql://app:pw@db.internal/mnemo" in settings.secret_values()
+    monkeypatch.setenv("MNEMOGATE_STORAGE__POSTGRES__DSN", "postgresql://other@db2/mnemo")
+    settings = load_settings(_write(home, "storage:\n  backend: postgres\n"))
+    assert settings.storage.postgres.conninfo == "postgresql://other@db2/mnemo"
+
+
+def test_a_postgres_schema_name_must_be_plain(home: Path) -> None:
+    with pytest.raises(ConfigError, match=r"storage\.postgres\.schema.*not a plain schema name"):
+        load_settings(_write(home, 'storage:\n  postgres:\n    schema: "a; drop"\n'))
 
 
 def test_an_unknown_sqlite_knob_is_reported_under_its_new_name(home: Path) -> None:

@@ -1,5 +1,5 @@
-"""Only storage backends speak SQL: outside a package path containing ``/sqlite/`` (later ``/postgres/``) no
-module imports ``sqlite3`` or holds an SQL statement string.
+"""Only storage backends speak SQL: outside a package path containing ``/sqlite/`` or ``/postgres/`` no
+module imports ``sqlite3`` or ``psycopg`` or holds an SQL statement string.
 
 Strings are read from the syntax tree (docstrings and comments are prose, not statements), so a docstring
 may say "each migration runs under BEGIN IMMEDIATE" while code outside a backend may not run it.
@@ -92,8 +92,9 @@ def findings(path: Path, relative: str | None = None) -> list[Finding]:
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
-        if any(name == "sqlite3" or name.startswith("sqlite3.") for name in names):
-            found.append(Finding(relative, node.lineno, "import sqlite3"))
+        for driver in ("sqlite3", "psycopg", "psycopg_pool"):
+            if any(name == driver or name.startswith(driver + ".") for name in names):
+                found.append(Finding(relative, node.lineno, f"import {driver}"))
     if relative not in QUOTED_SQL:
         found += [Finding(relative, line, what) for line, what in _statements(tree)]
     return sorted(found, key=lambda f: (f.path, f.line))

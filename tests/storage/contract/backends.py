@@ -1,8 +1,8 @@
 """The backends the contract suite runs on, each opened from a spec string a child process can receive too.
 
 Every backend opens through ``gateway.storage.open_storage`` (the factory the gateway uses), so adding one
-is one ``BackendKind`` in ``BACKENDS`` (the PostgreSQL issue adds ``postgres``, whose ``settings`` name a
-fresh database for each test's home); every contract test then runs on it.
+is one ``BackendKind`` in ``BACKENDS``; ``postgres`` puts each test home in a schema of its own in the
+run's throwaway database (tests/postgres_server.py); every contract test runs on each.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from gateway.config import StorageSettings
 from gateway.storage import Storage
 from gateway.storage import open_storage as open_configured_storage
+from tests import postgres_server
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,7 @@ class BackendKind:
 
 BACKENDS: dict[str, BackendKind] = {
     "sqlite": BackendKind("sqlite", lambda home: StorageSettings(backend="sqlite")),
+    "postgres": BackendKind("postgres", postgres_server.storage_settings),
 }
 BACKEND_KINDS = tuple(BACKENDS)
 

@@ -14,6 +14,8 @@ from .backends import BACKEND_KINDS, BackendUnderTest, backend_for
 
 @pytest.fixture(params=BACKEND_KINDS)
 def backend(request: pytest.FixtureRequest, home: Path) -> BackendUnderTest:
+    if request.param == "postgres":
+        request.getfixturevalue("postgres_database")  # skips, or fails when required, without a server
     return backend_for(request.param, home)
 
 

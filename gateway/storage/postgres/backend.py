@@ -1,0 +1,86 @@
+"""The PostgreSQL backend assembled: one pool, both ladders migrated, and one object holding every repository.
+
+Invariants: every repository of one ``PostgresStorage`` shares its ``PgDatabase`` (one pool), so a unit of
+work one port method promises as one transaction is one ``run_write``; the local provider's facts live in
+the same database (no file of their own); ``open_postgres_storage`` migrates under the advisory lock before
+anything is handed out, so several hosts may start on one database at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from agent_core.storage.agent_storage import AgentStorage
+from agent_core.storage.facts import FactStore
+from agent_core.storage.health import StoreHealth
+from agent_core.storage.postgres.engine import PgDatabase
+from agent_core.storage.postgres.fact_store import PgFactStore
+from agent_core.storage.postgres.health import PgHealth
+from agent_core.storage.postgres.schema import AGENT_LADDER, migrate
+from agent_core.storage.postgres.search_index import PgSearchIndex
+from agent_core.storage.postgres.settings import PostgresSettings
+from agent_core.storage.postgres.store import PgAgentStore
+from agent_core.storage.records import StoreStats
+from agent_core.storage.search_index import SearchIndex
+from gateway.storage.admin_reads import AdminReads
+from gateway.storage.checkpoints import CheckpointRepository
+from gateway.storage.identity import IdentityRepository
+from gateway.storage.imports import TranscriptImport
+from gateway.storage.outbox import OutboxRepository
+from gateway.storage.pairing import PairingRepository
+from gateway.storage.queue import InboundLedger, TurnQueueRepository
+
+from .admin_reads import PgAdminReads
+from .checkpoints import PgCheckpoints
+from .importer import PgTranscriptImport
+from .outbox import PgOutbox
+from .pairing import PgPairing
+from .persons import PgIdentity
+from .queue import PgTurnQueue
+from .schema import GATEWAY_LADDER
+
+LADDERS = (AGENT_LADDER, GATEWAY_LADDER)
+
+
+@contextlib.asynccontextmanager
+async def open_postgres_storage(settings: PostgresSettings) -> AsyncIterator[PostgresStorage]:
+    """The database ``settings`` names, migrated to this program's schema, with every repository on it."""
+    async with PgDatabase(settings) as db:
+        await migrate(db, LADDERS)
+        yield PostgresStorage(db)
+
+
+class PostgresStorage:
+    """Every repository of the storage port over one ``PgDatabase``."""
+
+    def __init__(self, db: PgDatabase) -> None:
+        self.db = db
+        search = PgSearchIndex(db)
+        self.agent: AgentStorage = PgAgentStore(db)  # type: ignore[assignment]
+        self.search: SearchIndex = search  # type: ignore[assignment]
+        self.health: StoreHealth = PgHealth(db, search.health)
+        self.facts: FactStore = PgFactStore(db)  # type: ignore[assignment]
+        queue = PgTurnQueue(db)
+        self.queue: TurnQueueRepository = queue  # type: ignore[assignment]
+        self.ledger: InboundLedger = queue  # type: ignore[assignment]
+        self.outbox: OutboxRepository = PgOutbox(db)  # type: ignore[assignment]
+        self.identity: IdentityRepository = PgIdentity(db)  # type: ignore[assignment]
+        self.pairing: PairingRepository = PgPairing(db)  # type: ignore[assignment]
+        self.checkpoints: CheckpointRepository = PgCheckpoints(db)  # type: ignore[assignment]
+        self.admin: AdminReads = PgAdminReads(db)  # type: ignore[assignment]
+        self.imports: TranscriptImport = PgTranscriptImport(db)  # type: ignore[assignment]
+
+    def stats(self) -> StoreStats:
+        """This process's counters; ``round_trips`` counts transactions (each several network hops)."""
+        counters = self.db.counters
+        return StoreStats(
+            write_retries=counters.retries,
+            write_commits=counters.commits,
+            journal_mode="postgres",
+            indexer_active=False,
+            rows_indexed=0,
+            index_rebuilds=0,
+            backpressure_pauses=0,
+            round_trips=counters.transactions,
+        )

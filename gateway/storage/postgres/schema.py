@@ -1,0 +1,90 @@
+"""The gateway's tables in PostgreSQL (ledger, queue, outbox, identity, pairing, checkpoints, adapter leases)
+as its own ladder, applied after the agent's (its tables reference conversations) under the same lock.
+
+Invariants: the same tables and meanings as the SQLite ladder (gateway/storage/sqlite/schema.py), with
+release 0.1's eight steps folded into version 1; ``turn_jobs.is_admin`` is a boolean; every time is epoch
+seconds of the server's clock (``mg_now()``).
+"""
+
+from __future__ import annotations
+
+from typing import LiteralString
+
+from agent_core.storage.postgres.schema import PgLadder, PgMigration
+
+_GATEWAY: tuple[LiteralString, ...] = (
+    "CREATE TABLE persons (id text PRIMARY KEY, display_name text, created_at double precision NOT NULL)",
+    """CREATE TABLE accounts (
+        platform text NOT NULL, account_id text NOT NULL, person_id text NOT NULL REFERENCES persons(id),
+        created_at double precision NOT NULL, PRIMARY KEY (platform, account_id))""",
+    "CREATE INDEX accounts_person ON accounts(person_id)",
+    """CREATE TABLE inbound_events (
+        platform text NOT NULL, event_id text NOT NULL, conversation_id text,
+        received_at double precision NOT NULL, kind text, PRIMARY KEY (platform, event_id))""",
+    """CREATE TABLE turn_jobs (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, conversation_id text NOT NULL,
+        state text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'done', 'failed')),
+        attempts integer NOT NULL DEFAULT 0, created_at double precision NOT NULL, claimed_by text,
+        started_at double precision, finished_at double precision, error text,
+        person_id text, is_admin boolean NOT NULL DEFAULT false, platform text, chat_ref text, reply_to text,
+        interrupt integer NOT NULL DEFAULT 0)""",
+    "CREATE INDEX turn_jobs_pending ON turn_jobs(state, conversation_id, id)",
+    "CREATE INDEX turn_jobs_conversation ON turn_jobs(conversation_id, state)",
+    """CREATE TABLE leases (
+        conversation_id text PRIMARY KEY, holder text NOT NULL, expires_at double precision NOT NULL)""",
+    """CREATE TABLE outbox (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, conversation_id text NOT NULL,
+        chat_ref text NOT NULL, chunk_index integer NOT NULL DEFAULT 0, idempotency_key text NOT NULL UNIQUE,
+        text text NOT NULL,
+        state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sending', 'sent', 'failed')),
+        attempts integer NOT NULL DEFAULT 0, platform_message_id text, created_at double precision NOT NULL,
+        sent_at double precision, error text, platform text, kind text NOT NULL DEFAULT 'reply',
+        job_id bigint, message_id bigint, reply_to text, claimed_by text,
+        claim_expires_at double precision)""",
+    "CREATE INDEX outbox_pending ON outbox(state, id)",
+    "CREATE INDEX outbox_platform_state ON outbox(platform, state, id)",
+    "CREATE INDEX outbox_chat ON outbox(chat_ref, state, id)",
+    "CREATE INDEX outbox_chat_history ON outbox(chat_ref, id)",
+    "CREATE INDEX outbox_message ON outbox(message_id) WHERE message_id IS NOT NULL",
+    "CREATE INDEX outbox_sent_at ON outbox(sent_at) WHERE state = 'sent'",
+    """CREATE TABLE outbox_chunks (
+        outbox_id bigint NOT NULL, chunk_index integer NOT NULL, platform_message_id text,
+        sent_at double precision NOT NULL, PRIMARY KEY (outbox_id, chunk_index))""",
+    # Messages that arrived while a turn ran wait here and join the transcript when the next turn is claimed.
+    """CREATE TABLE pending_messages (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, conversation_id text NOT NULL,
+        job_id bigint NOT NULL, role text NOT NULL, content text, author text, platform_message_id text,
+        created_at double precision NOT NULL)""",
+    "CREATE INDEX pending_messages_conversation ON pending_messages(conversation_id, id)",
+    """CREATE TABLE link_codes (
+        code text PRIMARY KEY, person_id text NOT NULL REFERENCES persons(id),
+        created_at double precision NOT NULL, expires_at double precision NOT NULL,
+        used_at double precision, used_by text)""",
+    "CREATE INDEX link_codes_person ON link_codes(person_id, created_at)",
+    """CREATE TABLE pairing_requests (
+        code text PRIMARY KEY, platform text NOT NULL, account_id text NOT NULL, display_name text,
+        created_at double precision NOT NULL,
+        state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'approved', 'denied')),
+        decided_at double precision, decided_by text, UNIQUE (platform, account_id))""",
+    "CREATE INDEX pairing_requests_recent ON pairing_requests(platform, created_at)",
+    "CREATE INDEX pairing_requests_state ON pairing_requests(state, created_at)",
+    """CREATE TABLE access_notices (
+        platform text NOT NULL, account_id text NOT NULL, kind text NOT NULL,
+        sent_at double precision NOT NULL, PRIMARY KEY (platform, account_id, kind))""",
+    """CREATE TABLE adapter_checkpoints (
+        platform text NOT NULL, key text NOT NULL, position bigint NOT NULL,
+        updated_at double precision NOT NULL, PRIMARY KEY (platform, key))""",
+    # Which host runs a polling or socket adapter now; ``generation`` grows with every change of owner.
+    """CREATE TABLE adapter_leases (
+        adapter text PRIMARY KEY, holder text NOT NULL, host text NOT NULL,
+        acquired_at double precision NOT NULL, expires_at double precision NOT NULL,
+        generation bigint NOT NULL DEFAULT 1)""",
+)
+
+GATEWAY_LADDER = PgLadder(
+    owner="gateway",
+    version_table="gateway_schema_version",
+    migrations=(
+        PgMigration(1, "gateway: identity, ledger, queue, outbox, pairing, checkpoints, leases", _GATEWAY),
+    ),
+)
