@@ -1,0 +1,229 @@
+"""Message rows on PostgreSQL: preparing them at the persistence boundary and appending and reading them.
+
+Invariants: nothing reaches ``messages`` without passing ``prepare`` (stored content, tool calls, reasoning
+and the ``api_content`` sidecar are redacted and valid UTF-8); an append takes its segment's row lock
+(``SELECT … FOR UPDATE``) before it inserts, so the ids of one segment's messages are drawn, and commit,
+in the same order (the port's ordering rule, ``agent_core.storage.messages``); an append to a segment that
+a compression ended goes to the conversation's tip, after the messages the switch carried over (the
+switch holds the same lock); rows are read back in id order within a segment. A message without its own
+``created_at`` is stamped with the server's ``mg_now()``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import UnknownMessageError, UnknownSegmentError
+from ..records import EndReason, MessageRecord, NewMessage, TokenUsage
+from ..redaction import redact_secrets
+from .engine import Conn
+
+MESSAGE_COLUMNS = (
+    "id, segment_id, conversation_id, role, content, tool_calls, tool_call_id, tool_name, reasoning, "
+    "author, platform_message_id, api_content, created_at"
+)
+_INSERT = (
+    "INSERT INTO messages(segment_id, conversation_id, role, content, tool_calls, tool_call_id, tool_name, "
+    "reasoning, author, platform_message_id, api_content, created_at) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, COALESCE(%s, mg_now())) RETURNING id"
+)
+_LOCK = "SELECT end_reason, conversation_id FROM segments WHERE id = %s FOR UPDATE"
+_ADD_USAGE = (
+    "UPDATE segments SET input_tokens = input_tokens + %s, output_tokens = output_tokens + %s, "
+    "cache_read_tokens = cache_read_tokens + %s, cache_write_tokens = cache_write_tokens + %s, "
+    "cost_usd = cost_usd + %s WHERE id = %s RETURNING end_reason, conversation_id"
+)
+_MAX_REDIRECTS = 1_000  # a chain of compressions finished while one append waited; bounded all the same
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedMessage:
+    """A message redacted and encoded, ready to bind to the INSERT (``created_at`` None: the server's now)."""
+
+    role: str
+    content: str | None
+    tool_calls: str | None
+    tool_call_id: str | None
+    tool_name: str | None
+    reasoning: str | None
+    author: str | None
+    platform_message_id: str | None
+    api_content: str | None
+    created_at: float | None = None
+
+    @property
+    def text_bytes(self) -> int:
+        return len(self.content.encode("utf-8")) if self.content else 0
+
+
+def prepare(message: NewMessage) -> PreparedMessage:
+    """Apply the persistence boundary: redact secrets, scrub lone surrogates, encode tool calls as JSON.
+
+    A message's own ``created_at`` (an import) is kept; otherwise the INSERT stamps the server's time.
+    """
+    tool_calls = None
+    if message.tool_calls is not None:
+        tool_calls = json.dumps([dict(call) for call in message.tool_calls], ensure_ascii=False)
+    return PreparedMessage(
+        role=message.role,
+        content=clean_text(message.content),
+        tool_calls=clean_text(tool_calls),
+        tool_call_id=message.tool_call_id,
+        tool_name=message.tool_name,
+        reasoning=clean_text(message.reasoning),
+        author=message.author,
+        platform_message_id=message.platform_message_id,
+        api_content=clean_text(message.api_content),
+        created_at=message.created_at,
+    )
+
+
+def clean_text(text: str | None) -> str | None:
+    """The persistence boundary for a single text: valid UTF-8, secrets redacted."""
+    if text is None:
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates cannot be stored as UTF-8; replace them rather than fail the whole turn.
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    # PostgreSQL text cannot hold NUL (SQLite can): drop it rather than fail the turn.
+    return redact_secrets(text.replace("\x00", ""))
+
+
+async def lock_current_segment(
+    conn: Conn, segment_id: str, usage: TokenUsage | None = None
+) -> tuple[str, str]:
+    """Lock ``segment_id``'s row, or the tip's when a compression ended it; (segment id, conversation id).
+
+    ``usage`` is added to ``segment_id``'s counters by the statement that takes its lock (one round trip).
+    A turn appends to the segment it started on; if a compression switched that segment meanwhile, what
+    the turn writes next belongs after the carried-over messages in the new tip, not in the archived
+    parent. The tip is read after the lock was granted, so it is the one the switch committed.
+    """
+    if usage is None:
+        cursor = await conn.execute(_LOCK, (segment_id,))
+    else:
+        cursor = await conn.execute(_ADD_USAGE, (*_usage_params(usage), segment_id))
+    row = await cursor.fetchone()
+    for _ in range(_MAX_REDIRECTS):
+        if row is None:
+            raise UnknownSegmentError(segment_id)
+        if row[0] != EndReason.COMPRESSION.value:
+            return segment_id, str(row[1])
+        cursor = await conn.execute("SELECT tip_segment_id FROM conversations WHERE id = %s", (row[1],))
+        tip = await cursor.fetchone()
+        if tip is None or str(tip[0]) == segment_id:
+            return segment_id, str(row[1])
+        segment_id = str(tip[0])
+        row = await (await conn.execute(_LOCK, (segment_id,))).fetchone()
+    raise UnknownSegmentError(segment_id)
+
+
+def _usage_params(usage: TokenUsage) -> tuple[int, int, int, int, float]:
+    return (
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.cost_usd,
+    )
+
+
+async def insert_messages(
+    conn: Conn, segment_id: str, prepared: Sequence[PreparedMessage], usage: TokenUsage | None = None
+) -> list[int]:
+    """Insert ``prepared`` in order into ``segment_id`` (or the tip that replaced it); their ids.
+
+    ``usage`` (the step's model call) goes to ``segment_id`` itself, wherever the rows land. Call inside
+    the caller's write transaction: the segment's row lock is taken first and held to commit.
+    """
+    target, conversation_id = await lock_current_segment(conn, segment_id, usage)
+    return await insert_locked(conn, target, conversation_id, prepared)
+
+
+async def insert_locked(
+    conn: Conn, segment_id: str, conversation_id: str, prepared: Sequence[PreparedMessage]
+) -> list[int]:
+    """Insert into a segment whose row lock this transaction already holds (no redirect); their ids."""
+    params = [
+        (
+            segment_id,
+            conversation_id,
+            m.role,
+            m.content,
+            m.tool_calls,
+            m.tool_call_id,
+            m.tool_name,
+            m.reasoning,
+            m.author,
+            m.platform_message_id,
+            m.api_content,
+            m.created_at,
+        )
+        for m in prepared
+    ]
+    if len(params) <= 1:
+        rows = [await (await conn.execute(_INSERT, one)).fetchone() for one in params]
+        return [int(row[0]) for row in rows if row is not None]
+    ids: list[int] = []
+    async with conn.cursor() as cursor:  # one pipelined batch, ids read back in the rows' order
+        await cursor.executemany(_INSERT, params, returning=True)
+        while True:
+            row = await cursor.fetchone()
+            if row is not None:
+                ids.append(int(row[0]))
+            if not cursor.nextset():
+                break
+    return ids
+
+
+async def set_api_content(conn: Conn, message_id: int, api_content: str | None) -> None:
+    """Record the exact bytes sent to the model for a message (already passed through ``clean_text``)."""
+    cursor = await conn.execute(
+        "UPDATE messages SET api_content = %s WHERE id = %s", (api_content, message_id)
+    )
+    if cursor.rowcount == 0:
+        raise UnknownMessageError(message_id)
+
+
+async def segment_messages(conn: Conn, segment_id: str) -> list[MessageRecord]:
+    cursor = await conn.execute(
+        f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = "
+        "(SELECT conversation_id FROM segments WHERE id = %s) AND segment_id = %s ORDER BY id",
+        (segment_id, segment_id),
+    )
+    return [message_from_row(row) for row in await cursor.fetchall()]
+
+
+async def conversation_messages(conn: Conn, conversation_id: str) -> list[MessageRecord]:
+    """Every message of the conversation, oldest segment first, each segment's in its own order."""
+    cursor = await conn.execute(
+        f"SELECT {', '.join('m.' + c.strip() for c in MESSAGE_COLUMNS.split(','))} "
+        "FROM messages m JOIN segments s ON s.id = m.segment_id "
+        "WHERE m.conversation_id = %s ORDER BY s.started_at, s.id, m.id",
+        (conversation_id,),
+    )
+    return [message_from_row(row) for row in await cursor.fetchall()]
+
+
+def message_from_row(row: Sequence[Any]) -> MessageRecord:
+    tool_calls = None if row[5] is None else tuple(json.loads(row[5]))
+    return MessageRecord(
+        id=int(row[0]),
+        session_id=str(row[1]),
+        conversation_id=str(row[2]),
+        role=str(row[3]),
+        content=row[4],
+        tool_calls=tool_calls,
+        tool_call_id=row[6],
+        tool_name=row[7],
+        reasoning=row[8],
+        author=row[9],
+        platform_message_id=row[10],
+        api_content=row[11],
+        created_at=float(row[12]),
+    )
