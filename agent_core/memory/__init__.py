@@ -1,8 +1,10 @@
-"""Curated memory: MEMORY.md / USER.md per person (or shared) plus a global MEMORY.md, as plain files.
+"""Curated memory: MEMORY.md / USER.md per person (or shared) plus a global MEMORY.md, as plain files under
+the home or as the storage backend's ``MemoryDocuments``.
 
-Public surface: the async ``MemoryStores`` facade (and its blocking core ``SyncMemoryStore``), settings,
-results, the frozen ``MemorySnapshot``, the per-turn ``FailureBreaker``, the audit sink protocol, the
-entry format helpers and the package's exceptions.
+Public surface: the async ``MemoryStores`` facade (and its blocking core ``SyncMemoryStore``), the file
+backend ``FileMemoryDocuments``, settings, results, the frozen ``MemorySnapshot``, the per-turn
+``FailureBreaker``, the audit sink protocol, the entry format helpers, export/import of the plain files,
+and the package's exceptions.
 """
 
 from agent_core.memory.audit import MemoryAuditSink
@@ -15,7 +17,7 @@ from agent_core.memory.errors import (
     MemoryIOError,
     MemoryStoreError,
 )
-from agent_core.memory.filestore import MAX_BACKUPS
+from agent_core.memory.filestore import MAX_BACKUPS, FileMemoryDocuments
 from agent_core.memory.layout import MemoryLayout, StoreLocation, Target, validate_person_id
 from agent_core.memory.operations import MAX_FAILURES_PER_TURN, BatchOperation, EntryChange, FailureBreaker
 from agent_core.memory.results import MemoryResult
@@ -23,6 +25,7 @@ from agent_core.memory.settings import MemorySettings
 from agent_core.memory.snapshot import MemorySnapshot, StoreUsage, StoreView
 from agent_core.memory.stores import MemoryStores
 from agent_core.memory.sync_store import RepairReport, SyncMemoryStore, WriteOutcome
+from agent_core.memory.transfer import ExportedDocument, ImportFile, export_documents, read_import
 
 __all__ = [
     "DELIMITER",
@@ -31,7 +34,10 @@ __all__ = [
     "BatchOperation",
     "DelimiterInEntryError",
     "EntryChange",
+    "ExportedDocument",
     "FailureBreaker",
+    "FileMemoryDocuments",
+    "ImportFile",
     "InvalidPersonIdError",
     "InvalidTargetError",
     "MemoryAuditSink",
@@ -50,7 +56,9 @@ __all__ = [
     "SyncMemoryStore",
     "Target",
     "WriteOutcome",
+    "export_documents",
     "parse_entries",
+    "read_import",
     "serialise_entries",
     "validate_entry",
     "validate_person_id",

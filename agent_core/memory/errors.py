@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_core.storage.documents import DocumentDriftError
+
 
 class MemoryStoreError(Exception):
     """Base class of every memory store error."""
@@ -21,15 +23,13 @@ class DelimiterInEntryError(MemoryStoreError, ValueError):
     """An entry contains a line that is exactly the delimiter '§', so it would not round-trip."""
 
 
-class MemoryFileDriftError(MemoryStoreError):
+class MemoryFileDriftError(MemoryStoreError, DocumentDriftError):
     """The file on disk was changed outside the store; it was backed up (if possible) and left as is."""
 
     def __init__(self, path: Path, reason: str, backup: Path | None) -> None:
         self.path = path
-        self.reason = reason
-        self.backup = backup
-        where = str(backup) if backup is not None else "(BACKUP FAILED — file unchanged on disk)"
-        super().__init__(f"{path.name} {reason}; backup: {where}")
+        self.backup_path = backup
+        super().__init__(path.name, reason, str(backup) if backup is not None else None)
 
 
 class MemoryIOError(MemoryStoreError):

@@ -1,12 +1,14 @@
-"""One memory file on disk: lock-free reads, and locked read-modify-write with atomic, durable replace.
+"""Memory documents as files under ``<home>/memories`` (the file backend of ``MemoryDocuments``): lock-free
+reads, and locked read-modify-write with atomic, durable replace.
 
-Invariants: every mutation holds an exclusive ``fcntl.flock`` on the sidecar ``<file>.lock`` (the kernel
-drops it when a holder dies, so there are no stale locks), re-reads the file under that lock, and
-replaces it via temp file + fsync + ``os.replace`` + directory fsync, so readers always see a whole file
-and concurrent writers never lose an update. A file that is not the canonical serialisation of its own
-entries (hand-edited, or not UTF-8) is never overwritten: it is backed up (at most ``MAX_BACKUPS`` kept)
-and the write is refused. Temp files orphaned by a crashed writer are removed by the next writer.
-Files are created with mode 0600.
+Invariants: a document's key is its path relative to the root and is checked before any path is built,
+so no key reaches outside it; every mutation holds an exclusive ``fcntl.flock`` on the sidecar
+``<file>.lock`` (the kernel drops it when a holder dies, so there are no stale locks), re-reads the file
+under that lock, and replaces it via temp file + fsync + ``os.replace`` + directory fsync, so readers
+always see a whole file and concurrent writers never lose an update. A file that is not the canonical
+serialisation of its own entries (hand-edited, or not UTF-8) is never overwritten: it is backed up (at
+most ``MAX_BACKUPS`` kept) and the write is refused. Temp files orphaned by a crashed writer are removed
+by the next writer. Files are created with mode 0600.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import fcntl
 import os
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
@@ -24,20 +25,49 @@ from typing import TypeVar
 from agent_core.fsync import fsync_directory
 from agent_core.memory.entries import canonical_problem, parse_entries, salvage_entries, serialise_entries
 from agent_core.memory.errors import MemoryFileDriftError, MemoryIOError
+from agent_core.storage.documents import DocumentContents, Entries, check_key, key_problem
 
 MAX_BACKUPS = 5
 NOT_UTF8 = "is not valid UTF-8"
 
 R = TypeVar("R")
-Entries = tuple[str, ...]
+FileContents = DocumentContents
+"""What a lock-free read of one file found (the port's record)."""
 
 
-@dataclass(frozen=True)
-class FileContents:
-    """What a lock-free read found: the parsed entries and why the file is not canonical, if it is not."""
+class FileMemoryDocuments:
+    """``MemoryDocuments`` as the files under one ``memories`` directory; safe across threads, processes."""
 
-    entries: Entries
-    problem: str | None
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def file(self, key: str) -> MemoryFile:
+        """The file of document ``key`` (ValueError for a key that names no document)."""
+        return MemoryFile(self.root / check_key(key))
+
+    def read(self, key: str) -> DocumentContents:
+        """The document's entries; undecodable bytes are replaced and reported, never raised."""
+        return self.file(key).read()
+
+    def update(self, key: str, apply: Callable[[Entries], tuple[Entries | None, R]]) -> R:
+        """``apply`` under the file's lock (see ``MemoryFile.update``)."""
+        return self.file(key).update(apply)
+
+    def repair(self, key: str) -> tuple[Path | None, Entries]:
+        """Back up and canonicalise the file (see ``MemoryFile.rewrite_canonical``)."""
+        return self.file(key).rewrite_canonical()
+
+    def list_keys(self) -> tuple[str, ...]:
+        """The key of every document file under the root, sorted."""
+        if not self.root.is_dir():
+            return ()
+        candidates = [
+            *self.root.glob("*.md"),
+            *self.root.glob("global/*.md"),
+            *self.root.glob("people/*/*.md"),
+        ]
+        found = (path.relative_to(self.root).as_posix() for path in candidates if path.is_file())
+        return tuple(sorted(key for key in found if key_problem(key) is None))
 
 
 class MemoryFile:
@@ -149,18 +179,23 @@ class MemoryFile:
                     candidate.unlink()
 
     def _write_atomic(self, target: Path, data: bytes) -> None:
-        fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=self._temp_prefix, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp_name, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp_name)
-            raise
-        fsync_directory(target.parent)
+        write_file_atomic(target, data, self._temp_prefix)
+
+
+def write_file_atomic(target: Path, data: bytes, temp_prefix: str) -> None:
+    """Replace ``target`` by ``data`` durably: a 0600 temp file beside it, fsync, rename, directory fsync."""
+    fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=temp_prefix, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+    fsync_directory(target.parent)
 
 
 def _decode(raw: bytes) -> tuple[str, str | None]:

@@ -1,20 +1,20 @@
-"""Which file holds which store: per-person or shared MEMORY.md/USER.md plus the global MEMORY.md.
+"""Which document holds which store: per-person or shared MEMORY.md/USER.md plus the global MEMORY.md.
 
-Invariants: a person id becomes at most one path component and can never escape ``memories/``;
-the global store is readable by everyone and writable only by an admin caller.
+Invariants: a person id becomes at most one path component and can never escape ``memories/``; a store's
+``key`` (its path relative to ``memories/``) names it on every document backend, and ``location_of`` maps
+a key back only to a store the current ``memory.isolation`` uses; the global store is readable by everyone
+and writable only by an admin caller.
 """
 
 from __future__ import annotations
 
 import enum
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.memory.errors import InvalidPersonIdError, InvalidTargetError
 from agent_core.memory.settings import MemorySettings
-
-_PERSON_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._@+=-]{0,127}")
+from agent_core.storage.documents import PERSON_ID, key_problem
 
 
 class Target(enum.StrEnum):
@@ -32,6 +32,8 @@ class StoreLocation:
     target: Target
     path: Path
     char_limit: int
+    key: str
+    """The document's name on every backend: ``path`` relative to ``memories/`` (``people/ada/USER.md``)."""
 
     @property
     def label(self) -> str:
@@ -49,7 +51,7 @@ def parse_target(target: Target | str) -> Target:
 
 def validate_person_id(person_id: str | None) -> str:
     """``person_id`` if it is a safe single path component; raises InvalidPersonIdError otherwise."""
-    if person_id is None or not _PERSON_ID.fullmatch(person_id) or person_id in {".", ".."}:
+    if person_id is None or not PERSON_ID.fullmatch(person_id) or person_id in {".", ".."}:
         raise InvalidPersonIdError(f"invalid person id {person_id!r}: expected 1-128 of [A-Za-z0-9._@+=-]")
     return person_id
 
@@ -71,6 +73,11 @@ class MemoryLayout:
         """The ``memories`` directory every store lives under."""
         return self._root
 
+    @property
+    def isolation(self) -> str:
+        """``person`` (a MEMORY.md and USER.md per person) or ``shared`` (one of each for everyone)."""
+        return self._settings.isolation
+
     def location(self, person_id: str | None, target: Target) -> StoreLocation:
         """The store for ``target`` as seen by ``person_id`` (ignored for global and shared stores)."""
         limits = {
@@ -80,12 +87,26 @@ class MemoryLayout:
         }
         name = "USER.md" if target is Target.USER else "MEMORY.md"
         if target is Target.GLOBAL:
-            directory = self._root / "global"
+            key = f"global/{name}"
         elif self._settings.isolation == "shared":
-            directory = self._root
+            key = name
         else:
-            directory = self._root / "people" / validate_person_id(person_id)
-        return StoreLocation(target, directory / name, limits[target])
+            key = f"people/{validate_person_id(person_id)}/{name}"
+        return StoreLocation(target, self._root / key, limits[target], key)
+
+    def location_of(self, key: str) -> tuple[StoreLocation, str | None] | None:
+        """The store ``key`` names and its person (None for global and shared stores), or None when the key
+        names no store of this layout (a person's file under ``shared`` isolation, or the reverse)."""
+        if key_problem(key) is not None:
+            return None
+        parts = key.split("/")
+        target = Target.USER if parts[-1] == "USER.md" else Target.MEMORY
+        if parts[0] == "global":
+            return self.location(None, Target.GLOBAL), None
+        person = parts[1] if parts[0] == "people" else None
+        if (person is None) != (self._settings.isolation == "shared"):
+            return None
+        return self.location(person, target), person
 
     def locations(self, person_id: str | None) -> tuple[StoreLocation, ...]:
         """Every store visible to ``person_id``, in prompt order: global, memory, user."""

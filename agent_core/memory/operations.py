@@ -11,7 +11,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agent_core.memory.entries import usage_chars
+from agent_core.memory.entries import serialise_entries, usage_chars
 from agent_core.memory.layout import StoreLocation
 from agent_core.memory.results import (
     BATCH_SUFFIX,
@@ -19,6 +19,7 @@ from agent_core.memory.results import (
     ambiguous,
     breaker_tripped,
     consolidation_failed,
+    failed,
     succeeded,
 )
 
@@ -167,6 +168,19 @@ def plan_batch(entries: Entries, operations: Sequence[BatchOperation], location:
     new_entries = tuple(working)
     result = succeeded(location, new_entries, f"Applied {len(operations)} operation(s).")
     return Plan(new_entries, result, tuple(changes))
+
+
+def plan_import(entries: Entries, wanted: Entries, location: StoreLocation) -> Plan:
+    """Replace every entry by ``wanted`` (already checked) unless equal or over the limit; one change."""
+    if wanted == entries:
+        return Plan(None, succeeded(location, entries, "Unchanged (the store already holds these entries)."))
+    total = usage_chars(wanted)
+    if total > location.char_limit:
+        error = f"The imported entries take {total:,}/{location.char_limit:,} chars -- over the limit."
+        return Plan(None, failed(error))
+    change = EntryChange("import", serialise_entries(entries) or None, serialise_entries(wanted) or None)
+    noun = "entry" if len(wanted) == 1 else "entries"
+    return Plan(wanted, succeeded(location, wanted, f"Imported {len(wanted)} {noun}."), (change,))
 
 
 def _apply_batch_step(

@@ -1,6 +1,7 @@
-"""The async memory facade for the gateway and the agent: file work in threads, audit, per-turn breaker.
+"""The async memory facade for the gateway and the agent: document work in threads, audit, per-turn breaker.
 
-Invariants: no file I/O runs on the event loop (every call goes through ``asyncio.to_thread``); a write
+Invariants: no document I/O runs on the event loop (every call goes through ``asyncio.to_thread``, whether
+the documents are files or a database's rows reached over a blocking pool); a write
 acts as an ``Actor`` — its person owns the store written (an admin may also write the global one), and it
 is what the audit records as the writer; the audit sink hears about each applied change only after the
 write is durable; the breaker, when given, sees every write result so a fourth consolidation failure in
@@ -15,19 +16,28 @@ from pathlib import Path
 
 from agent_core.actor import Actor
 from agent_core.memory.audit import MemoryAuditSink
-from agent_core.memory.layout import Target
+from agent_core.memory.layout import StoreLocation, Target
 from agent_core.memory.operations import BatchOperation, FailureBreaker
 from agent_core.memory.results import MemoryResult
 from agent_core.memory.settings import MemorySettings
 from agent_core.memory.snapshot import MemorySnapshot, StoreView
 from agent_core.memory.sync_store import RepairReport, SyncMemoryStore, WriteOutcome
+from agent_core.storage.documents import MemoryDocuments
 
 
 class MemoryStores:
-    """Async access to every curated store under one home directory."""
+    """Async access to every curated store of one deployment."""
 
-    def __init__(self, home: Path, settings: MemorySettings, audit: MemoryAuditSink | None = None) -> None:
-        self._sync = SyncMemoryStore(home, settings)
+    def __init__(
+        self,
+        home: Path,
+        settings: MemorySettings,
+        audit: MemoryAuditSink | None = None,
+        *,
+        documents: MemoryDocuments | None = None,
+    ) -> None:
+        """``documents``: the storage backend's (``Storage.documents``); default: the files under ``home``."""
+        self._sync = SyncMemoryStore(home, settings, documents)
         self._audit = audit
 
     @property
@@ -98,6 +108,13 @@ class MemoryStores:
             is_admin=actor.is_admin,
         )
         return await self._finish(outcome, actor, breaker)
+
+    async def set_entries(
+        self, actor: Actor, location: StoreLocation, entries: Sequence[str]
+    ) -> MemoryResult:
+        """Make one store hold exactly ``entries`` (``memory import``), audited as ``actor``."""
+        outcome = await asyncio.to_thread(self._sync.set_entries, location, entries, is_admin=actor.is_admin)
+        return await self._finish(outcome, actor, None)
 
     async def entries(self, *, person_id: str | None, target: Target | str) -> StoreView:
         """Live entries and usage of one store (what tool results and the CLI show)."""

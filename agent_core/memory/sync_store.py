@@ -1,9 +1,11 @@
 """The blocking memory store: validates, scans and applies writes; builds views and snapshots.
 
 Usable from plain threads and processes (CLI, benchmarks, worker processes). Invariants: content is
-stripped, delimiter-checked and threat-scanned (STRICT) BEFORE the file lock is taken; every write
-re-reads the file under the lock (see ``filestore``); the admin rule and person isolation are decided
-by ``layout`` before any file is touched; model-facing problems come back as ``MemoryResult``.
+stripped, delimiter-checked and threat-scanned (STRICT) BEFORE the document is locked; every write
+re-reads the document under its lock (``MemoryDocuments.update``: files under the home by default, or the
+backend's rows); the admin rule and person isolation are decided by ``layout`` before any document is
+touched; an import replaces a document only with entries that pass the same checks and limit; model-facing
+problems come back as ``MemoryResult``.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.memory.entries import has_delimiter_line
-from agent_core.memory.errors import InvalidTargetError, MemoryFileDriftError
-from agent_core.memory.filestore import Entries, MemoryFile
+from agent_core.memory.errors import InvalidTargetError
+from agent_core.memory.filestore import FileMemoryDocuments
 from agent_core.memory.layout import MemoryLayout, StoreLocation, Target, can_write, parse_target
 from agent_core.memory.operations import (
     BatchOperation,
@@ -23,12 +25,14 @@ from agent_core.memory.operations import (
     Plan,
     plan_add,
     plan_batch,
+    plan_import,
     plan_remove,
     plan_replace,
 )
 from agent_core.memory.results import MemoryResult, failed
 from agent_core.memory.settings import MemorySettings
 from agent_core.memory.snapshot import MemorySnapshot, StoreView, render_snapshot
+from agent_core.storage.documents import DocumentDriftError, Entries, MemoryDocuments
 from agent_core.threats import Scope, first_threat_message
 
 _log = logging.getLogger(__name__)
@@ -61,15 +65,24 @@ class RepairReport:
 
 
 class SyncMemoryStore:
-    """Blocking facade over every curated store under one home directory."""
+    """Blocking facade over every curated store of one deployment."""
 
-    def __init__(self, home: Path, settings: MemorySettings) -> None:
+    def __init__(
+        self, home: Path, settings: MemorySettings, documents: MemoryDocuments | None = None
+    ) -> None:
+        """``documents``: where the stores live (the storage backend's); default: the files under ``home``."""
         self._layout = MemoryLayout(home, settings)
+        self._documents = documents if documents is not None else FileMemoryDocuments(self._layout.root)
 
     @property
     def layout(self) -> MemoryLayout:
-        """Where each store lives."""
+        """Which document holds each store."""
         return self._layout
+
+    @property
+    def documents(self) -> MemoryDocuments:
+        """The documents every store is read from and written to."""
+        return self._documents
 
     def add(
         self, *, person_id: str | None, target: Target | str, content: str, is_admin: bool
@@ -121,18 +134,30 @@ class SyncMemoryStore:
                     return WriteOutcome(failed(f"Operation {position}: {problem}"), str(target))
         return self._write(person_id, target, is_admin, [], lambda e, loc: plan_batch(e, ops, loc))
 
+    def set_entries(self, location: StoreLocation, entries: Sequence[str], *, is_admin: bool) -> WriteOutcome:
+        """Make ``location`` hold exactly ``entries`` (an import): each passes the delimiter and threat
+        checks, together they fit the limit; equal entries change nothing (so importing again is a no-op)."""
+        wanted = tuple(dict.fromkeys(e.strip() for e in entries if e.strip()))
+        if not can_write(location.target, is_admin):
+            return WriteOutcome(failed(ADMIN_ONLY_ERROR), location.target.value)
+        for position, text in enumerate(wanted, start=1):
+            problem = _content_problem(text)
+            if problem is not None:
+                return WriteOutcome(failed(f"Entry {position}: {problem}"), location.target.value)
+        return self._apply(location, lambda current: plan_import(current, wanted, location))
+
     def view(self, *, person_id: str | None, target: Target | str) -> StoreView:
         """The live entries and usage of one store (global is readable by everyone)."""
         location = self._layout.location(person_id, parse_target(target))
-        return _read_view(location)
+        return self._read_view(location)
 
     def views(self, *, person_id: str | None) -> tuple[StoreView, ...]:
         """Every store visible to ``person_id``: global, memory, user."""
-        return tuple(_read_view(loc) for loc in self._layout.locations(person_id))
+        return tuple(self._read_view(loc) for loc in self._layout.locations(person_id))
 
     def snapshot(self, *, person_id: str | None, is_admin: bool) -> MemorySnapshot:
-        """Render the frozen prompt block for ``person_id`` from the files as they are now."""
-        pairs = tuple((loc, _read_view(loc)) for loc in self._layout.locations(person_id))
+        """Render the frozen prompt block for ``person_id`` from the documents as they are now."""
+        pairs = tuple((loc, self._read_view(loc)) for loc in self._layout.locations(person_id))
         snap = render_snapshot(pairs, is_admin)
         for problem in snap.problems:
             _log.warning("memory file needs repair: %s", problem)
@@ -141,7 +166,7 @@ class SyncMemoryStore:
     def repair(self, *, person_id: str | None, target: Target | str) -> RepairReport:
         """Operator action: back up a damaged/hand-edited file and rewrite it canonically."""
         location = self._layout.location(person_id, parse_target(target))
-        backup, entries = MemoryFile(location.path).rewrite_canonical()
+        backup, entries = self._documents.repair(location.key)
         return RepairReport(location.path, backup, entries)
 
     def _write(
@@ -163,16 +188,23 @@ class SyncMemoryStore:
             problem = _content_problem(text)
             if problem is not None:
                 return WriteOutcome(failed(problem), resolved.value)
+        return self._apply(location, lambda entries: plan(entries, location))
 
+    def _apply(self, location: StoreLocation, plan: Callable[[Entries], Plan]) -> WriteOutcome:
         def apply(entries: Entries) -> tuple[Entries | None, Plan]:
-            planned = plan(entries, location)
+            planned = plan(entries)
             return planned.new_entries, planned
 
+        target = location.target.value
         try:
-            done = MemoryFile(location.path).update(apply)
-        except MemoryFileDriftError as drift:
-            return WriteOutcome(_drift_result(drift), resolved.value)
-        return WriteOutcome(done.result, resolved.value, done.changes)
+            done = self._documents.update(location.key, apply)
+        except DocumentDriftError as drift:
+            return WriteOutcome(_drift_result(drift), target)
+        return WriteOutcome(done.result, target, done.changes)
+
+    def _read_view(self, location: StoreLocation) -> StoreView:
+        contents = self._documents.read(location.key)
+        return StoreView.build(location, contents.entries, contents.problem)
 
 
 def _strip(text: str | None) -> str | None:
@@ -186,17 +218,12 @@ def _content_problem(text: str) -> str | None:
     return first_threat_message(text, Scope.STRICT)
 
 
-def _read_view(location: StoreLocation) -> StoreView:
-    contents = MemoryFile(location.path).read()
-    return StoreView.build(location, contents.entries, contents.problem)
-
-
-def _drift_result(drift: MemoryFileDriftError) -> MemoryResult:
-    where = str(drift.backup) if drift.backup is not None else "(BACKUP FAILED — file unchanged on disk)"
+def _drift_result(drift: DocumentDriftError) -> MemoryResult:
+    where = drift.backup if drift.backup is not None else "(BACKUP FAILED — the stored text is unchanged)"
     return MemoryResult(
         success=False,
         error=(
-            f"{drift.path.name} {drift.reason}, so writing now could lose those edits. Nothing was changed; "
+            f"{drift.name} {drift.reason}, so writing now could lose those edits. Nothing was changed; "
             f"a copy was saved to {where}."
         ),
         drift_backup=where,

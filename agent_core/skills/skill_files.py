@@ -1,10 +1,11 @@
-"""The skills folder on disk: ``<home>/skills/<name>/SKILL.md``, read lock-free and written atomically.
+"""The skills folder on disk (the file backend of ``SkillTexts``): ``<home>/skills/<name>/SKILL.md``, read
+lock-free and written atomically.
 
-Invariants: every mutation holds an exclusive ``fcntl.flock`` on ``skills/.lock`` (so create-if-absent
-is exact across processes) and replaces SKILL.md via temp file + fsync + ``os.replace`` + directory
-fsync, so readers see a whole old or whole new file; a delete moves the skill folder to
-``skills/.deleted/`` (recoverable by an operator) instead of erasing it; a damaged SKILL.md is reported
-as a problem by ``scan`` and never stops the other skills from loading.
+Invariants: every mutation holds an exclusive ``fcntl.flock`` on ``skills/.lock`` and re-reads the skill
+under it (so create-if-absent is exact across processes and an update never loses another), then replaces
+SKILL.md via temp file + fsync + ``os.replace`` + directory fsync, so readers see a whole old or whole new
+file; a delete moves the skill folder to ``skills/.deleted/`` (recoverable by an operator) instead of
+erasing it; a name is validated before any path is built, so it can never leave the folder.
 """
 
 from __future__ import annotations
@@ -14,19 +15,12 @@ import fcntl
 import os
 import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from agent_core.fsync import fsync_directory
-from agent_core.skills.document import SkillDocument, parse, validate_name
-from agent_core.skills.errors import (
-    InvalidSkillNameError,
-    SkillExistsError,
-    SkillFormatError,
-    SkillIOError,
-    SkillNotFoundError,
-)
+from agent_core.skills.document import validate_name
+from agent_core.skills.errors import SkillFormatError, SkillIOError
 
 SKILL_FILE = "SKILL.md"
 DELETED_DIR = ".deleted"
@@ -34,38 +28,8 @@ DELETED_DIR = ".deleted"
 MAX_FILE_BYTES = 1_048_576
 
 
-@dataclass(frozen=True)
-class SkillSummary:
-    """What the index and ``skills_list`` show of one skill."""
-
-    name: str
-    description: str
-    tags: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class SkillProblem:
-    """A skill folder that could not be loaded, and why (for logs, health and the admin)."""
-
-    name: str
-    path: Path
-    message: str
-
-
-@dataclass(frozen=True)
-class SkillListing:
-    """Every loadable skill sorted by name, plus the folders that were skipped."""
-
-    skills: tuple[SkillSummary, ...]
-    problems: tuple[SkillProblem, ...]
-
-    def names(self) -> tuple[str, ...]:
-        """The skill names in order."""
-        return tuple(s.name for s in self.skills)
-
-
 class SkillFiles:
-    """Blocking access to one skills folder; safe across threads and processes."""
+    """``SkillTexts`` over one skills folder; safe across threads and processes."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -74,51 +38,35 @@ class SkillFiles:
         """Where skill ``name`` lives (``name`` is validated, so it cannot leave the folder)."""
         return self.root / validate_name(name) / SKILL_FILE
 
-    def read(self, name: str) -> SkillDocument:
-        """The parsed skill; SkillNotFoundError / SkillFormatError / SkillIOError when it cannot be."""
-        path = self.path_of(name)
-        return parse(self._read_text(path, name), expected_name=name)
+    def names(self) -> tuple[str, ...]:
+        """Every skill folder's name, sorted (hidden folders such as ``.deleted`` excluded)."""
+        try:
+            entries = sorted(self.root.iterdir())
+        except FileNotFoundError:
+            return ()
+        except OSError as exc:
+            raise SkillIOError(f"skills folder {self.root} could not be listed: {exc}") from exc
+        return tuple(e.name for e in entries if e.is_dir() and not e.name.startswith("."))
 
-    def scan(self) -> SkillListing:
-        """Every skill folder, parsed; damaged ones become problems."""
-        skills: list[SkillSummary] = []
-        problems: list[SkillProblem] = []
-        for folder in self._folders():
-            path = folder / SKILL_FILE
-            try:
-                doc = parse(self._read_text(path, folder.name), expected_name=validate_name(folder.name))
-            except SkillNotFoundError:
-                continue
-            except (SkillFormatError, SkillIOError, InvalidSkillNameError) as exc:
-                problems.append(SkillProblem(folder.name, path, str(exc)))
-                continue
-            skills.append(SkillSummary(doc.name, doc.description, doc.tags))
-        return SkillListing(tuple(skills), tuple(problems))
+    def read(self, name: str) -> str | None:
+        """The SKILL.md text; None when absent; SkillFormatError when too large or not UTF-8."""
+        return read_skill_file(self.path_of(name))
 
-    def create(self, document: SkillDocument) -> None:
-        """Write a new skill; SkillExistsError if one of that name is already there."""
-        path = self.path_of(document.name)
-        with self._locked():
-            if path.exists():
-                raise SkillExistsError(
-                    f"Skill '{document.name}' already exists; use action 'update' to change it."
-                )
-            self._write(path, document.render())
-
-    def replace(self, name: str, document: SkillDocument) -> None:
-        """Overwrite an existing skill; SkillNotFoundError if it is gone."""
+    def write(self, name: str, apply: Callable[[str | None], str | None]) -> None:
+        """``apply`` on the current text under the folder lock; write its result unless None or unchanged."""
         path = self.path_of(name)
         with self._locked():
-            if not path.is_file():
-                raise SkillNotFoundError(f"Skill '{name}' does not exist.")
-            self._write(path, document.render())
+            current = read_skill_file(path)
+            text = apply(current)
+            if text is not None and text != current:
+                write_skill_file(path, text)
 
-    def delete(self, name: str) -> Path:
-        """Move the skill folder to ``.deleted/``; returns where it went."""
+    def delete(self, name: str) -> str | None:
+        """Move the skill folder to ``.deleted/``; where it went, None when there is no such skill."""
         folder = self.path_of(name).parent
         with self._locked():
             if not (folder / SKILL_FILE).is_file():
-                raise SkillNotFoundError(f"Skill '{name}' does not exist.")
+                return None
             graveyard = self.root / DELETED_DIR
             destination = graveyard / f"{name}.{time.time_ns()}"
             try:
@@ -127,32 +75,7 @@ class SkillFiles:
                 fsync_directory(self.root)
             except OSError as exc:
                 raise SkillIOError(f"Skill '{name}' could not be deleted: {exc.strerror or exc}") from exc
-            return destination
-
-    def _folders(self) -> list[Path]:
-        try:
-            entries = sorted(self.root.iterdir())
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise SkillIOError(f"skills folder {self.root} could not be listed: {exc}") from exc
-        return [e for e in entries if e.is_dir() and not e.name.startswith(".")]
-
-    @staticmethod
-    def _read_text(path: Path, name: str) -> str:
-        try:
-            with path.open("rb") as handle:
-                raw = handle.read(MAX_FILE_BYTES + 1)
-        except (FileNotFoundError, NotADirectoryError):
-            raise SkillNotFoundError(f"Skill '{name}' does not exist.") from None
-        except OSError as exc:
-            raise SkillIOError(f"{path} could not be read: {exc.strerror or exc}") from exc
-        if len(raw) > MAX_FILE_BYTES:
-            raise SkillFormatError(f"SKILL.md is larger than {MAX_FILE_BYTES:,} bytes")
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise SkillFormatError("SKILL.md is not valid UTF-8") from None
+            return str(destination)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -165,23 +88,41 @@ class SkillFiles:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             yield
 
-    @staticmethod
-    def _write(path: Path, text: str) -> None:
-        temp: str | None = None
-        try:
-            path.parent.mkdir(mode=0o700, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{SKILL_FILE}.", suffix=".tmp")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(text.encode("utf-8"))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, path)
-            temp = None
-            fsync_directory(path.parent)
-            fsync_directory(path.parent.parent)
-        except OSError as exc:
-            raise SkillIOError(f"{path} could not be written: {exc.strerror or exc}") from exc
-        finally:
-            if temp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
+
+def read_skill_file(path: Path) -> str | None:
+    """A SKILL.md's text; None when absent; SkillFormatError when too large or not UTF-8."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise SkillIOError(f"{path} could not be read: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise SkillFormatError(f"SKILL.md is larger than {MAX_FILE_BYTES:,} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SkillFormatError("SKILL.md is not valid UTF-8") from None
+
+
+def write_skill_file(path: Path, text: str) -> None:
+    """Replace the SKILL.md at ``path`` durably (temp file, fsync, rename, fsync of both folders)."""
+    temp: str | None = None
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{SKILL_FILE}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+        temp = None
+        fsync_directory(path.parent)
+        fsync_directory(path.parent.parent)
+    except OSError as exc:
+        raise SkillIOError(f"{path} could not be written: {exc.strerror or exc}") from exc
+    finally:
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)

@@ -45,7 +45,7 @@ async def test_create_list_view_update_delete(store: SkillStore, home: Path) -> 
     assert updated.tags == ("ops",)
     assert (await store.view("alpha")).body == "1. dump\n2. verify\n3. upload"
 
-    moved = await store.delete("alpha")
+    moved = Path(await store.delete("alpha"))
     assert (await store.list()).names() == ("zeta",)
     assert (moved / "SKILL.md").is_file(), "a deleted skill stays recoverable for the operator"
     assert moved.parent == home / "skills" / ".deleted"
