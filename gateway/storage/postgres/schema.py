@@ -13,6 +13,8 @@ from typing import LiteralString
 from agent_core.storage.postgres.schema import PgLadder, PgMigration
 
 _GATEWAY: tuple[LiteralString, ...] = (
+    # Session-key prefixes match in code-point order whatever the database collation (admin_reads).
+    'CREATE INDEX conversations_key_c ON conversations((session_key COLLATE "C"), created_at)',
     "CREATE TABLE persons (id text PRIMARY KEY, display_name text, created_at double precision NOT NULL)",
     """CREATE TABLE accounts (
         platform text NOT NULL, account_id text NOT NULL, person_id text NOT NULL REFERENCES persons(id),
@@ -30,6 +32,8 @@ _GATEWAY: tuple[LiteralString, ...] = (
         interrupt integer NOT NULL DEFAULT 0)""",
     "CREATE INDEX turn_jobs_pending ON turn_jobs(state, conversation_id, id)",
     "CREATE INDEX turn_jobs_conversation ON turn_jobs(conversation_id, state)",
+    # The metrics scrape's watermark over finished turns (admin_reads.finished_turns): a range, not a scan.
+    "CREATE INDEX turn_jobs_finished ON turn_jobs(finished_at) WHERE finished_at IS NOT NULL",
     """CREATE TABLE leases (
         conversation_id text PRIMARY KEY, holder text NOT NULL, expires_at double precision NOT NULL)""",
     """CREATE TABLE outbox (
@@ -47,6 +51,8 @@ _GATEWAY: tuple[LiteralString, ...] = (
     "CREATE INDEX outbox_chat_history ON outbox(chat_ref, id)",
     "CREATE INDEX outbox_message ON outbox(message_id) WHERE message_id IS NOT NULL",
     "CREATE INDEX outbox_sent_at ON outbox(sent_at) WHERE state = 'sent'",
+    # admin_reads.queued_replies reads replies by queuing time (its commit-safe cursor), not by id.
+    "CREATE INDEX outbox_reply_created ON outbox(created_at) WHERE kind = 'reply'",
     """CREATE TABLE outbox_chunks (
         outbox_id bigint NOT NULL, chunk_index integer NOT NULL, platform_message_id text,
         sent_at double precision NOT NULL, PRIMARY KEY (outbox_id, chunk_index))""",

@@ -23,11 +23,17 @@ async def test_the_configured_backend_opens_with_every_repository(home: Path) ->
 
 
 async def test_a_backend_without_an_implementation_is_a_clear_error(home: Path) -> None:
-    unknown = StorageSettings.model_construct(backend="postgres")  # past validation, as a newer config
-    with pytest.raises(ValueError, match=r"'postgres'.*sqlite"):
+    unknown = StorageSettings.model_construct(backend="mysql")  # past validation, as a newer config
+    with pytest.raises(ValueError, match=r"'mysql'.*sqlite, postgres"):
         async with open_storage(home, unknown):
             pass
     assert not (home / "state.db").exists()
+
+
+async def test_postgres_without_a_dsn_says_where_to_set_one(home: Path) -> None:
+    with pytest.raises(ValueError, match=r"storage\.postgres\.dsn is not set.*DATABASE_URL"):
+        async with open_storage(home, StorageSettings(backend="postgres")):
+            pass
 
 
 async def test_the_runtime_keeps_the_local_providers_facts_where_the_config_says(home: Path) -> None:
