@@ -7,7 +7,8 @@ with capped exponential backoff and jitter until the adapter starts or the gatew
 adapter is stopped before the next attempt. A watchdog escalates what the platform library's own
 reconnect could not fix: an adapter reporting itself disconnected for ``restart_after_s`` is logged as an
 error, stopped and started again the same way. ``stop`` cancels all of this and then stops the adapter,
-so no message reaches the sink after it returns. Everything else is the wrapped adapter's.
+so no message reaches the sink after it returns; a stopped adapter may be started again. Everything else
+is the wrapped adapter's.
 """
 
 from __future__ import annotations
@@ -66,10 +67,16 @@ class SupervisedAdapter(Adapter):
         self._next_attempt_at: float | None = None
         self.restarts = 0
 
+    @property
+    def holds_connection(self) -> bool:
+        return self.inner.holds_connection
+
     def use_checkpoints(self, checkpoints: Checkpoints) -> None:
         self.inner.use_checkpoints(checkpoints)
 
     async def start(self, sink: InboundSink) -> None:
+        # Startable again after ``stop`` (a lease taken back: gateway/adapter_ownership.py).
+        self._stopping, self._failure, self._next_attempt_at = False, "", None
         try:
             await self.inner.start(sink)
             started = True

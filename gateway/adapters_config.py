@@ -27,6 +27,7 @@ GATEWAY_OPTIONS = frozenset(
         "start_retry_initial_s",
         "start_retry_max_s",
         "restart_after_s",
+        "lease_s",
     }
 )
 """Options of ``adapters.<name>`` the gateway reads itself; they are not passed to the adapter factory."""

@@ -68,6 +68,10 @@ class DiscordAdapter(Adapter):
     name = "discord"
     capabilities = DISCORD_CAPABILITIES
 
+    @property
+    def holds_connection(self) -> bool:
+        return True  # the gateway connection
+
     def __init__(
         self,
         settings: DiscordSettings,

@@ -88,6 +88,10 @@ class SlackAdapter(Adapter):
     name = "slack"
     capabilities = SLACK_CAPABILITIES
 
+    @property
+    def holds_connection(self) -> bool:
+        return self._settings.mode == "socket"
+
     def __init__(self, settings: SlackSettings, *, clock: Callable[[], float] = time.time) -> None:
         self._settings = settings.checked()
         self._clock = clock

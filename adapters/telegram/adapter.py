@@ -72,6 +72,10 @@ class TelegramAdapter(Adapter):
     name = "telegram"
     capabilities = TELEGRAM_CAPABILITIES
 
+    @property
+    def holds_connection(self) -> bool:
+        return self._settings.mode == "polling"
+
     def __init__(self, settings: TelegramSettings, *, clock: Callable[[], float] = time.time) -> None:
         self._settings = settings.checked()
         self._token = settings.token.get_secret_value()

@@ -70,6 +70,8 @@ class AdapterHealth:
     last_inbound_at: float | None = None
     last_send_at: float | None = None
     detail: str = ""
+    standby: bool = False
+    """Another process runs this connection and this one stands by to take over: not a failure."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,13 @@ class Adapter(ABC):
 
     name: str
     capabilities: Capabilities
+
+    @property
+    def holds_connection(self) -> bool:
+        """True when updates arrive over a connection the adapter opens (long polling, a gateway socket,
+        Socket Mode), which the platform allows once per bot: the gateway then runs it in one process at a
+        time. False (the default) when the platform pushes to an HTTP endpoint every host may serve."""
+        return False
 
     @abstractmethod
     async def start(self, sink: InboundSink) -> None:

@@ -76,6 +76,12 @@ class AdapterSettings(BaseModel):
         ge=0,
         description="Restart the adapter after it reported itself disconnected this long (0: never).",
     )
+    lease_s: float = Field(
+        default=15.0,
+        ge=1.0,
+        description="A polling or socket adapter runs in one process at a time, under a lease this long: "
+        "another process (any host) takes over within it when the owner dies, hangs or loses the database.",
+    )
 
     @model_validator(mode="before")
     @classmethod

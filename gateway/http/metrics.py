@@ -4,12 +4,14 @@ Turns, turn latency, queue depth, delivery failures and model tokens are read th
 scrape time, so the work of every worker process is counted, not only this one's. Write retries are this
 process's store counter (``store_stats``); memory-provider health and inbound outcomes are set by the
 components that know them (``set_provider_health``, ``count_inbound``); adapter connection and last
-inbound/send times are read from each watched adapter's ``health()`` at scrape time (``watch_adapters``).
+inbound/send times are read from each watched adapter's ``health()`` at scrape time (``watch_adapters``);
+who owns each leased adapter is read from the database at scrape time, so every host shows the same owner,
+beside whether this process holds each lease (``watch_leases``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -17,6 +19,7 @@ from prometheus_client.registry import Collector
 
 from agent_core.storage import StoreStats
 from gateway.contracts import Adapter, AdapterHealth
+from gateway.storage.adapter_leases import AdapterLeaseRepository, AdapterOwner
 from gateway.storage.admin_reads import AdminReads, GatewayCounters
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -68,6 +71,7 @@ class _ScrapeCollector(Collector):
             health.add_metric([name], 1.0 if ok else 0.0)
         yield health
         yield from _adapter_families(self._metrics.adapter_health())
+        yield from _lease_families(self._metrics.last_owners, self._metrics.leases_held())
 
 
 def _adapter_families(adapters: Iterable[tuple[str, AdapterHealth]]) -> Iterator[GaugeMetricFamily]:
@@ -95,6 +99,32 @@ def _adapter_families(adapters: Iterable[tuple[str, AdapterHealth]]) -> Iterator
     yield sent
 
 
+def _lease_families(owners: Sequence[AdapterOwner], held: Mapping[str, bool]) -> Iterator[GaugeMetricFamily]:
+    owner = GaugeMetricFamily(
+        "mnemogate_adapter_owner",
+        "1 while the host holds the adapter's lease (0: its last holder, lease ended)",
+        labels=["adapter", "host"],
+    )
+    generation = GaugeMetricFamily(
+        "mnemogate_adapter_lease_generation",
+        "How many times the adapter's lease changed holder (plus one)",
+        labels=["adapter"],
+    )
+    for lease in owners:
+        owner.add_metric([lease.adapter, lease.host], 1.0 if lease.live else 0.0)
+        generation.add_metric([lease.adapter], lease.generation)
+    mine = GaugeMetricFamily(
+        "mnemogate_adapter_lease_held",
+        "1 while this process holds the adapter's lease and runs it",
+        labels=["adapter"],
+    )
+    for adapter, is_held in sorted(held.items()):
+        mine.add_metric([adapter], 1.0 if is_held else 0.0)
+    yield owner
+    yield generation
+    yield mine
+
+
 class Metrics:
     """The metrics of one process; ``render()`` refreshes the database figures and returns the text.
 
@@ -110,6 +140,9 @@ class Metrics:
         self._providers: dict[str, bool] = {"builtin": True}
         self._provider_probes: dict[str, Callable[[], bool]] = {}
         self._adapters: dict[str, Adapter] = {}
+        self._leases: AdapterLeaseRepository | None = None
+        self._held: Callable[[], Mapping[str, bool]] = dict
+        self.last_owners: list[AdapterOwner] = []
         self._latest_finished = 0.0
         self.last_counters: GatewayCounters | None = None
         self._latency = Histogram(
@@ -155,11 +188,21 @@ class Metrics:
                 found.append((platform, AdapterHealth(connected=False, detail=f"health failed: {exc!r}")))
         return found
 
+    def watch_leases(self, leases: AdapterLeaseRepository, held: Callable[[], Mapping[str, bool]]) -> None:
+        """Report every adapter lease's owner (read from ``leases`` at each scrape) and, from ``held``,
+        which ones this process holds."""
+        self._leases, self._held = leases, held
+
+    def leases_held(self) -> Mapping[str, bool]:
+        return self._held()
+
     def write_retries(self) -> int:
         return self._store_stats().write_retries if self._store_stats is not None else 0
 
     async def refresh(self) -> None:
-        """Read counters and newly finished turns from the database."""
+        """Read counters, newly finished turns and adapter owners from the database."""
+        if self._leases is not None:
+            self.last_owners = await self._leases.owners()
         if self._reads is None:
             return
         self.last_counters = await self._reads.gateway_counters()

@@ -39,11 +39,14 @@ class Readiness:
 
 
 def adapters_probe(adapters: Sequence[Adapter]) -> Probe:
-    """ "ok" when every adapter reports connected, else the names and details of those that are not."""
+    """ "ok" when every adapter reports connected (or stands by for another process that runs it), else the
+    names and details of those that are not."""
 
     async def probe() -> str:
         down = [
-            f"{a.name} ({h.detail or 'disconnected'})" for a in adapters if not (h := a.health()).connected
+            f"{a.name} ({h.detail or 'disconnected'})"
+            for a in adapters
+            if not (h := a.health()).connected and not h.standby
         ]
         return "ok" if not down else "not connected: " + ", ".join(down)
 

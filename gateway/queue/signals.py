@@ -1,6 +1,8 @@
 """In-process wake-ups: set after a local write so local workers and the delivery loop react at once.
 
-Other processes never see these; they poll state.db with a short adaptive interval instead.
+Other processes see a local ``set`` only through the storage: on PostgreSQL the runtime's wake-up listener
+(``Storage.wakeups``, LISTEN/NOTIFY) sets these events when another host queued work; on SQLite nothing
+does, and waiters poll with their short adaptive interval (which stays on PostgreSQL as the fallback).
 """
 
 from __future__ import annotations

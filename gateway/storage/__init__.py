@@ -1,10 +1,12 @@
 """The gateway's storage port: the repositories of the gateway's own data (queue, ledger, outbox, identity,
-pairing, adapter checkpoints, admin reads), defined here and implemented by each backend package beside it.
+pairing, adapter checkpoints and leases, wake-ups, admin reads), defined here and implemented by each backend
+package beside it.
 
 ``Storage`` gathers them with the agent's repositories over one opened backend; ``open_storage`` (factory.py)
 is the one place that picks the backend from ``storage.backend``.
 """
 
+from .adapter_leases import AdapterLeaseRepository, AdapterOwner, LeaseState
 from .admin_reads import (
     MAX_PAGE,
     AdminReads,
@@ -54,12 +56,15 @@ from .queue import (
     TurnQueueRepository,
     TurnRequest,
 )
+from .wakeups import NoWakeups, Wakeups
 
 __all__ = [
     "IMPORTED_END_REASON",
     "MAX_PAGE",
     "NOTICE_KINDS",
     "AccountRecord",
+    "AdapterLeaseRepository",
+    "AdapterOwner",
     "AdminReads",
     "Admission",
     "AdmissionRule",
@@ -81,9 +86,11 @@ __all__ = [
     "JobRecord",
     "JobReply",
     "LeaseRecord",
+    "LeaseState",
     "LineError",
     "MessageRow",
     "MessageTally",
+    "NoWakeups",
     "OutboxEntry",
     "OutboxItem",
     "OutboxRepository",
@@ -109,5 +116,6 @@ __all__ = [
     "TranscriptImport",
     "TurnQueueRepository",
     "TurnRequest",
+    "Wakeups",
     "open_storage",
 ]

@@ -1,8 +1,8 @@
 """The ``config.yaml`` and credential environment a serve-level test gives ``mnemogate serve`` for a platform.
 
 Every config is built from dicts and written with ``yaml.safe_dump``, so values keep their types (ids stay
-strings, timeouts numbers). Unless a test says otherwise, rate limiting is off (tests send bursts) and a
-SIGTERM gives in-flight turns 2 s.
+strings, timeouts numbers). Unless a test says otherwise, rate limiting is off (tests send bursts), a
+SIGTERM gives in-flight turns 2 s, and a killed gateway's polling or socket adapter lease ends after 3 s.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ def telegram_options(fake: FakeTelegramServer, **overrides: object) -> Section:
     """The Telegram adapter polling ``fake`` with short timeouts and a quick first start retry."""
     return {
         "enabled": True, "start_retry_initial_s": 0.1, "api_base_url": fake.api_base_url,
-        "file_base_url": fake.file_base_url, "poll_timeout_s": 1, "request_timeout_s": 5, **overrides,
+        "file_base_url": fake.file_base_url, "poll_timeout_s": 1, "request_timeout_s": 5, "lease_s": 3,
+        **overrides,
     }  # fmt: skip
 
 
@@ -67,7 +68,7 @@ def discord_options(fake: FakeDiscordServer, **overrides: object) -> Section:
     """The Discord adapter on ``fake``'s REST API and gateway, not waiting long for guilds to be ready."""
     return {
         "enabled": True, "api_base_url": fake.api_base, "gateway_url": fake.gateway_url,
-        "guild_ready_timeout_s": 0.05, "connect_timeout_s": 10, **overrides,
+        "guild_ready_timeout_s": 0.05, "connect_timeout_s": 10, "lease_s": 3, **overrides,
     }  # fmt: skip
 
 

@@ -1,4 +1,5 @@
-"""The gateway's tables in state.db (ledger, queue, outbox, identity, pairing, checkpoints) as its own ladder.
+"""The gateway's tables in state.db (ledger, queue, outbox, identity, pairing, checkpoints, adapter leases) as
+its own ladder.
 
 Invariants: the ladder is applied after the agent's (its tables reference conversations) by every gateway
 process that opens state.db; its version lives in ``gateway_schema_version``; a database of release 0.1
@@ -112,6 +113,13 @@ _OUTBOX_READS = (
     "CREATE INDEX IF NOT EXISTS outbox_sent_at ON outbox(sent_at) WHERE state = 'sent'",
 )
 
+# Which process runs a polling or socket adapter now; ``generation`` grows with every change of holder.
+_ADAPTER_LEASES = (
+    """CREATE TABLE adapter_leases (
+        adapter TEXT PRIMARY KEY, holder TEXT NOT NULL, host TEXT NOT NULL, acquired_at REAL NOT NULL,
+        expires_at REAL NOT NULL, generation INTEGER NOT NULL DEFAULT 1) WITHOUT ROWID""",
+)
+
 
 GATEWAY_LADDER = Ladder(
     owner="gateway",
@@ -126,5 +134,6 @@ GATEWAY_LADDER = Ladder(
         Migration(6, "adapters: checkpoints kept across restarts", _CHECKPOINTS),
         Migration(7, "outbox: rows of one chat, for chat windows' history", _CHAT_NOTICES),
         Migration(8, "outbox: chat history index under its own name; delivered rows by age", _OUTBOX_READS),
+        Migration(9, "adapters: leases, so a polling or socket adapter runs in one process", _ADAPTER_LEASES),
     ),
 )
