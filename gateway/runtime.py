@@ -30,17 +30,26 @@ from agent_core.skills import SkillStore
 from agent_core.tools import builtin_registry
 from gateway.access import AccessControl, NewPersonBudget, RateLimiter
 from gateway.adapter_checkpoints import StateCheckpoints
+from gateway.adapter_ownership import LeasedAdapter
 from gateway.adapter_supervisor import SupervisedAdapter
 from gateway.adapters_config import build_adapters
 from gateway.config import Home, Settings
 from gateway.contracts import Adapter
-from gateway.delivery import AdapterSettings, DeliveryLoop, Outbox, StreamingAgent, StreamRegistry
+from gateway.delivery import (
+    AdapterSettings,
+    ChatBudgets,
+    DeliveryLoop,
+    Outbox,
+    StreamingAgent,
+    StreamRegistry,
+)
 from gateway.http import create_app, serve_http
 from gateway.http.admin_routes import AdminBackend
 from gateway.http.metrics import Metrics
 from gateway.http.readiness import Probe, Readiness, adapters_probe, search_probe, state_probe
 from gateway.identity import ClientKey, rekey_legacy_web_accounts
 from gateway.inbound import BuiltinCommands, CommandCall, CommandServices, InboundPipeline, LinkHandler
+from gateway.leased_adapters import leased, leases_held, owned_delivery, unleased
 from gateway.logging_setup import configure_logging
 from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
 from gateway.queue.turn_lane import TurnAgent
@@ -71,6 +80,10 @@ class Runtime:
         """state.db and search: name -> "ok", "ok (…)" when degraded, or a short reason."""
         health = self.storage.health
         return await Readiness({"state_db": state_probe(health), "search": search_probe(health)})()
+
+    def wakeups(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """While entered, work queued by other processes (other hosts on PostgreSQL) sets ``signals``."""
+        return self.storage.wakeups.listen(jobs=self.signals.jobs, outbox=self.signals.outbox)
 
 
 @dataclass(frozen=True)
@@ -103,8 +116,9 @@ async def open_runtime(
         providers = await stack.enter_async_context(
             build_manager(settings.memory.provider, home=home.root, extractor=auxiliary, facts=storage.facts)
         )
-        memory = MemoryStores(home.root, settings.memory, audit=MirroringAuditSink(state, providers))
-        skills = SkillStore(home.root)
+        audit = MirroringAuditSink(state, providers)
+        memory = MemoryStores(home.root, settings.memory, audit=audit, documents=storage.documents)
+        skills = SkillStore(home.root, texts=storage.skills)
         # The offline model cannot summarise; search results then show the excerpts themselves.
         summaries = None if isinstance(auxiliary, OfflineClient) else auxiliary
         search = SessionSearch(storage.search, settings.search, summary_client=summaries)
@@ -267,12 +281,21 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         web, api = WebChatAdapter("web"), WebChatAdapter("api")
         client_key = ClientKey.for_home(home.root)  # cookies and API tokens become account ids
         await rekey_legacy_web_accounts(runtime.storage.identity, client_key)
-        platforms = supervised(configured_adapters(settings), settings.adapters)
+        await stack.enter_async_context(runtime.wakeups())  # other hosts' jobs and replies wake us
+        streams, budgets = StreamRegistry(), ChatBudgets(settings.delivery.rate_for)
+        # A polling or socket adapter runs where its lease is held, its delivery loop beside it.
+        platforms = leased(
+            supervised(configured_adapters(settings), settings.adapters),
+            settings.adapters,
+            runtime.storage.adapter_leases,
+            owned_delivery(gateway.outbox.repository, runtime.signals, settings.delivery, budgets, streams),
+        )
         adapters: dict[str, Adapter] = {"web": web, "api": api, **platforms}
         metrics.watch_adapters(platforms)
-        streams = StreamRegistry()
+        metrics.watch_leases(runtime.storage.adapter_leases, leases_held(platforms))
         # Exit runs in reverse: HTTP stops taking messages, the pool drains, delivery sends what the
-        # drained turns queued, and only then do the adapters disconnect.
+        # drained turns queued, and only then do the adapters disconnect (a leased one stops its own
+        # delivery first, then releases its lease).
         for name, adapter in adapters.items():
             await stack.enter_async_context(adapter)
             adapter.use_checkpoints(StateCheckpoints(runtime.storage.checkpoints, name))
@@ -280,13 +303,14 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         delivery = await stack.enter_async_context(
             DeliveryLoop(
                 outbox=gateway.outbox.repository,
-                adapters=adapters,
+                adapters=unleased(adapters),
                 signals=runtime.signals,
                 settings=settings.delivery,
+                budgets=budgets,
                 streams=streams,
             )
         )
-        # Only this in-process pool streams: it owns the adapters; worker processes deliver normally.
+        # Only this in-process pool streams: it runs beside the adapters; worker processes deliver normally.
         agent = streaming_agent(runtime, platforms, delivery, streams)
         pool = await stack.enter_async_context(worker_pool(runtime, agent))
         readiness = Readiness(
@@ -333,7 +357,7 @@ async def run_worker(home: Home, settings: Settings) -> None:
     """A worker process: claims and runs turns from the shared home until SIGTERM, then drains."""
     configure_logging(settings.log, secrets=settings.secret_values())
     stop = _stop_on_signals()
-    async with open_runtime(home, settings) as runtime, worker_pool(runtime) as pool:
+    async with open_runtime(home, settings) as runtime, runtime.wakeups(), worker_pool(runtime) as pool:
         _LOG.info("worker %s ready (home %s)", pool.holder, home.root)
         print(f"mnemogate worker {pool.holder} ready (home {home.root})", flush=True)
         await stop.wait()
@@ -387,6 +411,8 @@ def adapter_detail_probe(adapter: Adapter) -> Probe:
 
     async def probe() -> str:
         health = adapter.health()
+        if health.standby:  # another process runs it; this one takes over when its lease ends
+            return f"ok ({health.detail})"
         if not health.connected:
             return f"disconnected: {health.detail or 'no detail'}"
         now = time.time()
@@ -395,6 +421,8 @@ def adapter_detail_probe(adapter: Adapter) -> Probe:
             parts.append(f"last inbound {now - health.last_inbound_at:.0f} s ago")
         if health.last_send_at is not None:
             parts.append(f"last send {now - health.last_send_at:.0f} s ago")
+        if isinstance(adapter, LeasedAdapter):
+            parts.append(adapter.ownership().describe())
         return f"ok ({'; '.join(parts)})" if parts else "ok"
 
     return probe

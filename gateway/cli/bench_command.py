@@ -1,4 +1,10 @@
-"""``mnemogate bench …``: benchmarks that print one JSON object; never part of the test run."""
+"""``mnemogate bench …``: benchmarks that print one JSON object; never part of the test run.
+
+``store``, ``gateway`` and ``search`` take ``--backend postgres [--dsn DSN]``: they run on a fresh schema
+of that database (default DSN: ``storage.postgres.dsn`` as configured, i.e. also
+``MNEMOGATE_STORAGE__POSTGRES__DSN`` or ``DATABASE_URL``), which is dropped afterwards; ``db_bytes`` is
+then that schema's size on the server. Every result names its ``backend``.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +14,15 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.cli.context import CommandContext
+from gateway.config import ConfigError
+
+if TYPE_CHECKING:
+    from agent_core.storage.postgres.settings import PostgresSettings
+
+PostgresBench = Callable[[Path, "PostgresSettings | None"], dict[str, Any]]
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -23,8 +35,21 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="work directory for the benchmark's databases (default: a fresh temporary directory)",
     )
+    backend = argparse.ArgumentParser(add_help=False)
+    backend.add_argument(
+        "--backend",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="storage backend (default: sqlite)",
+    )
+    backend.add_argument(
+        "--dsn",
+        metavar="DSN",
+        help="PostgreSQL database to run on, in a fresh schema dropped afterwards "
+        "(default: storage.postgres.dsn, MNEMOGATE_STORAGE__POSTGRES__DSN or DATABASE_URL)",
+    )
 
-    store = kinds.add_parser("store", parents=[common, output], help="state.db append throughput")
+    store = kinds.add_parser("store", parents=[common, output, backend], help="state.db append throughput")
     store.add_argument("--processes", type=_positive, default=8)
     store.add_argument("--messages", type=_positive, default=1000, help="messages per process")
     store.add_argument("--preload", type=_non_negative, default=0, help="messages already in the db")
@@ -41,12 +66,14 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     cache.add_argument("--turns", type=_positive, default=40)
     cache.set_defaults(handler=run_cache)
 
-    search = kinds.add_parser("search", parents=[common, output], help="import rate and search latency")
+    search = kinds.add_parser(
+        "search", parents=[common, output, backend], help="import rate and search latency"
+    )
     search.add_argument("--messages", type=_positive, default=100_000)
     search.add_argument("--person", action="store_true", help="scope queries to one person, as the tool does")
     search.set_defaults(handler=run_search)
 
-    gateway = kinds.add_parser("gateway", parents=[common, output], help="gateway overhead per turn")
+    gateway = kinds.add_parser("gateway", parents=[common, output, backend], help="gateway overhead per turn")
     gateway.add_argument("--conversations", type=_positive, default=1000)
     gateway.add_argument("--messages", type=_positive, default=5, help="messages per conversation")
     gateway.add_argument("--workers", type=_positive, default=2, help="worker processes")
@@ -68,10 +95,18 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run_store(context: CommandContext) -> int:
-    from bench import store
-
     args = context.args
-    return _emit(args.dir, lambda home: store.run(home, args.processes, args.messages, args.preload))
+
+    def bench(home: Path, postgres: PostgresSettings | None) -> dict[str, Any]:
+        if postgres is None:
+            from bench import store
+
+            return dict(store.run(home, args.processes, args.messages, args.preload))
+        from bench import store_postgres
+
+        return dict(store_postgres.run(home, args.processes, args.messages, args.preload, postgres=postgres))
+
+    return _emit_on_backend(context, "store", bench)
 
 
 def run_memory(context: CommandContext) -> int:
@@ -92,14 +127,30 @@ def run_search(context: CommandContext) -> int:
     from bench import search
 
     args = context.args
-    return _emit(args.dir, lambda home: search.run(home, args.messages, args.person))
+    return _emit_on_backend(
+        context,
+        "search",
+        lambda home, postgres: (
+            search.run(home, args.messages, args.person)
+            if postgres is None
+            else _not_on_postgres_yet("search")
+        ),
+    )
 
 
 def run_gateway(context: CommandContext) -> int:
     from bench import gateway
 
     args = context.args
-    return _emit(args.dir, lambda home: gateway.run(home, args.conversations, args.messages, args.workers))
+    return _emit_on_backend(
+        context,
+        "gateway",
+        lambda home, postgres: (
+            dict(gateway.run(home, args.conversations, args.messages, args.workers))
+            if postgres is None
+            else _not_on_postgres_yet("gateway")
+        ),
+    )
 
 
 def run_growth(context: CommandContext) -> int:
@@ -116,6 +167,31 @@ def run_growth(context: CommandContext) -> int:
             outbox_keep_days=args.outbox_keep_days,
         ),
     )
+
+
+def _emit_on_backend(context: CommandContext, kind: str, bench: PostgresBench) -> int:
+    """Run ``bench`` on SQLite in the work directory, or on a fresh PostgreSQL schema it then drops."""
+    args = context.args
+    if args.backend == "sqlite":
+        return _emit(args.dir, lambda home: {**bench(home, None), "backend": "sqlite"})
+    from gateway.storage.postgres.scratch import schema_bytes, scratch_schema
+
+    dsn = args.dsn or _configured_dsn(context)
+    with _bench_home(args.dir) as home, scratch_schema(dsn, prefix=f"bench_{kind}") as postgres:
+        figures = bench(home, postgres)
+        figures["db_bytes"] = schema_bytes(postgres)
+    print(json.dumps({**figures, "backend": "postgres"}, sort_keys=True))
+    return 0
+
+
+def _configured_dsn(context: CommandContext) -> str:
+    dsn = context.settings.storage.postgres.dsn
+    if dsn is None or not dsn.get_secret_value().strip():
+        raise ConfigError(
+            "bench --backend postgres needs a database: pass --dsn, or set storage.postgres.dsn, "
+            "MNEMOGATE_STORAGE__POSTGRES__DSN or DATABASE_URL"
+        )
+    return dsn.get_secret_value()
 
 
 def _emit(work_dir: str | None, bench: Callable[[Path], dict[str, Any]]) -> int:
@@ -148,3 +224,7 @@ def _non_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
     return value
+
+
+def _not_on_postgres_yet(name: str) -> dict[str, object]:
+    raise SystemExit(f"bench {name} --backend postgres is not built yet (bench store supports it)")

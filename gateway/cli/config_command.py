@@ -3,7 +3,9 @@
 Runs the same checks ``serve`` runs before it connects: the settings, and every enabled adapter built from
 them (its token present, its extra installed, its options valid) — without contacting any platform — and
 prints the notes ``serve`` logs at start (the model, what the APIs expose, unused platform tokens, deprecated
-settings) and, when deprecated settings are in use, exactly what to write instead.
+settings) and, when deprecated settings are in use, exactly what to write instead. The storage is described
+by ``storage_check``: the PostgreSQL DSN is parsed (and printed redacted); ``--connect`` also visits the
+database, read-only, and says whether its schema fits.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 from typing import Any
 
 from gateway.cli.context import CommandContext
+from gateway.cli.storage_check import storage_lines
 from gateway.runtime import configured_adapters
 from gateway.startup_notes import startup_notes
 
@@ -21,6 +24,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "check-config",
         parents=[common],
         help="validate the configuration; exits non-zero naming the bad key",
+    )
+    parser.add_argument(
+        "--connect",
+        action="store_true",
+        help="also connect to the database (read only) and check its server and schema version",
     )
     parser.set_defaults(handler=run)
 
@@ -34,7 +42,8 @@ def run(context: CommandContext) -> int:
     print(f"  memory isolation: {settings.memory.isolation}")
     print(f"  http: {settings.http.host}:{settings.http.port}")
     print(f"  adapters: {', '.join(['web', *adapters])}")
-    print(f"  storage: {settings.storage.backend}")
+    for line in storage_lines(settings.storage, context.home, connect=context.args.connect):
+        print(line)
     for note in startup_notes(settings):
         print(f"warning: {note.text}" if note.warning else f"  {note.text}")
     hint = settings.migration_hint()

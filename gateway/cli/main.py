@@ -17,10 +17,12 @@ from gateway.cli import (
     config_command,
     import_command,
     memory_command,
+    migrate_command,
     pair_command,
     search_command,
     serve_command,
     sessions_command,
+    skills_command,
     worker_command,
 )
 from gateway.cli.context import CommandContext
@@ -33,10 +35,12 @@ COMMAND_MODULES = (
     chat_command,
     sessions_command,
     memory_command,
+    skills_command,
     search_command,
     import_command,
     pair_command,
     backup_command,
+    migrate_command,
     bench_command,
 )
 

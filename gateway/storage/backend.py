@@ -11,11 +11,13 @@ from __future__ import annotations
 from typing import Protocol
 
 from agent_core.storage.agent_storage import AgentStorage
+from agent_core.storage.documents import MemoryDocuments, SkillTexts
 from agent_core.storage.facts import FactStore
 from agent_core.storage.health import StoreHealth
 from agent_core.storage.records import StoreStats
 from agent_core.storage.search_index import SearchIndex
 
+from .adapter_leases import AdapterLeaseRepository
 from .admin_reads import AdminReads
 from .checkpoints import CheckpointRepository
 from .identity import IdentityRepository
@@ -23,6 +25,7 @@ from .imports import TranscriptImport
 from .outbox import OutboxRepository
 from .pairing import PairingRepository
 from .queue import InboundLedger, TurnQueueRepository
+from .wakeups import Wakeups
 
 
 class Storage(Protocol):
@@ -66,10 +69,30 @@ class Storage(Protocol):
     def checkpoints(self) -> CheckpointRepository: ...
 
     @property
+    def adapter_leases(self) -> AdapterLeaseRepository:
+        """Which process runs each polling or socket adapter (one at a time)."""
+        ...
+
+    @property
+    def wakeups(self) -> Wakeups:
+        """Learning at once that another process queued a job or an outbox row (where the backend can)."""
+        ...
+
+    @property
     def admin(self) -> AdminReads: ...
 
     @property
     def imports(self) -> TranscriptImport: ...
+
+    @property
+    def documents(self) -> MemoryDocuments:
+        """The curated memory documents (SQLite: the files under ``<home>/memories``; PostgreSQL: rows)."""
+        ...
+
+    @property
+    def skills(self) -> SkillTexts:
+        """The skills' SKILL.md texts (SQLite: ``<home>/skills``; PostgreSQL: rows)."""
+        ...
 
     @property
     def facts(self) -> FactStore:

@@ -34,7 +34,7 @@ async def open_storage(
 
         facts = SqliteFactStore(home / (facts_file or DEFAULT_FACTS_FILE))
         async with open_state_store(home, settings.sqlite) as state:
-            yield SqliteStorage(state, facts=facts)
+            yield SqliteStorage(state, facts=facts, home=home)
         return
     if settings.backend == "postgres":
         from .postgres.backend import open_postgres_storage

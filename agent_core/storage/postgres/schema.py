@@ -89,8 +89,12 @@ _CORE: tuple[LiteralString, ...] = (
         conversation_id text, actor text NOT NULL, store text NOT NULL, action text NOT NULL,
         old_text text, new_text text)""",
     "CREATE INDEX memory_audit_person ON memory_audit(person_id, at)",
+    # Typed columns, not SQLite's JSON in meta: the sweep compares them directly. No foreign key: a record
+    # of a missing conversation is swept, not refused.
     """CREATE TABLE compression_cooldowns (
-        conversation_id text PRIMARY KEY, value text NOT NULL)""",
+        conversation_id text PRIMARY KEY, segment_id text NOT NULL, until double precision NOT NULL,
+        after_message_id bigint NOT NULL, turns integer NOT NULL, kind text NOT NULL, reason text NOT NULL,
+        notified boolean NOT NULL DEFAULT false)""",
 )
 
 AGENT_LADDER = PgLadder(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -25,14 +25,15 @@ class PostgresSettings(BaseModel):
     schema_name: str = Field(default="public", alias="schema")
     pool_min: int = Field(default=1, ge=0)
     pool_max: int = Field(default=8, ge=1)
+    """At most this many pooled connections per process (the wake-up listener holds one of its own)."""
     connect_timeout_s: float = Field(default=5.0, gt=0.0)
     """How long opening (or re-opening) a connection may take before the database counts as unreachable."""
     statement_timeout_s: float = Field(default=30.0, ge=0.0)
     """Server-side limit per statement (0: none), so a stuck query fails instead of holding a lease."""
     listen: bool = True
-    """Wake other processes' workers and delivery loops at once with LISTEN/NOTIFY (else they poll)."""
-    fallback_poll_s: float = Field(default=1.0, gt=0.0)
-    """How often waiters look anyway: a notification lost with a dropped connection costs at most this."""
+    """Wake other processes' workers and delivery loops at once with LISTEN/NOTIFY; they still poll as a
+    fallback (``queue.poll_max_s``, ``delivery.poll_max_s``), so a notification lost with a dropped
+    connection costs at most one poll interval."""
 
     @field_validator("schema_name")
     @classmethod
@@ -53,12 +54,11 @@ class PostgresSettings(BaseModel):
             )
         return self.dsn.get_secret_value()
 
-    @field_validator("pool_max")
-    @classmethod
-    def _max_at_least_two(cls, value: int) -> int:
-        if value < 2:
-            raise ValueError("pool_max must be at least 2 (one connection listens for wake-ups)")
-        return value
+    @model_validator(mode="after")
+    def _min_within_max(self) -> PostgresSettings:
+        if self.pool_min > self.pool_max:
+            raise ValueError(f"pool_min ({self.pool_min}) is larger than pool_max ({self.pool_max})")
+        return self
 
 
 def redacted_dsn(dsn: str) -> str:

@@ -12,11 +12,18 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from agent_core.storage.agent_storage import AgentStorage
+from agent_core.storage.documents import MemoryDocuments, SkillTexts
 from agent_core.storage.facts import FactStore
 from agent_core.storage.health import StoreHealth
 from agent_core.storage.postgres.engine import PgDatabase
 from agent_core.storage.postgres.fact_store import PgFactStore
 from agent_core.storage.postgres.health import PgHealth
+from agent_core.storage.postgres.memory_documents import (
+    PgDocumentPool,
+    PgMemoryDocuments,
+    PgSkillTexts,
+    open_document_pool,
+)
 from agent_core.storage.postgres.schema import AGENT_LADDER, migrate
 from agent_core.storage.postgres.search_index import PgSearchIndex
 from agent_core.storage.postgres.settings import PostgresSettings
@@ -31,6 +38,7 @@ from gateway.storage.outbox import OutboxRepository
 from gateway.storage.pairing import PairingRepository
 from gateway.storage.queue import InboundLedger, TurnQueueRepository
 
+from .adapter_leases import PgAdapterLeases
 from .admin_reads import PgAdminReads
 from .checkpoints import PgCheckpoints
 from .importer import PgTranscriptImport
@@ -39,6 +47,7 @@ from .pairing import PgPairing
 from .persons import PgIdentity
 from .queue import PgTurnQueue
 from .schema import GATEWAY_LADDER
+from .wakeups import PgWakeups
 
 LADDERS = (AGENT_LADDER, GATEWAY_LADDER)
 
@@ -46,30 +55,35 @@ LADDERS = (AGENT_LADDER, GATEWAY_LADDER)
 @contextlib.asynccontextmanager
 async def open_postgres_storage(settings: PostgresSettings) -> AsyncIterator[PostgresStorage]:
     """The database ``settings`` names, migrated to this program's schema, with every repository on it."""
-    async with PgDatabase(settings) as db:
+    async with PgDatabase(settings) as db, open_document_pool(db) as documents:
         await migrate(db, LADDERS)
-        yield PostgresStorage(db)
+        yield PostgresStorage(db, documents)
 
 
 class PostgresStorage:
     """Every repository of the storage port over one ``PgDatabase``."""
 
-    def __init__(self, db: PgDatabase) -> None:
+    def __init__(self, db: PgDatabase, documents: PgDocumentPool) -> None:
+        """``documents``: the blocking pool memory documents and skills use (``open_document_pool``)."""
         self.db = db
+        self.documents: MemoryDocuments = PgMemoryDocuments(documents)
+        self.skills: SkillTexts = PgSkillTexts(documents)
         search = PgSearchIndex(db)
-        self.agent: AgentStorage = PgAgentStore(db)  # type: ignore[assignment]
-        self.search: SearchIndex = search  # type: ignore[assignment]
+        self.agent: AgentStorage = PgAgentStore(db)
+        self.search: SearchIndex = search
         self.health: StoreHealth = PgHealth(db, search.health)
-        self.facts: FactStore = PgFactStore(db)  # type: ignore[assignment]
+        self.facts: FactStore = PgFactStore(db)
         queue = PgTurnQueue(db)
-        self.queue: TurnQueueRepository = queue  # type: ignore[assignment]
-        self.ledger: InboundLedger = queue  # type: ignore[assignment]
-        self.outbox: OutboxRepository = PgOutbox(db)  # type: ignore[assignment]
-        self.identity: IdentityRepository = PgIdentity(db)  # type: ignore[assignment]
-        self.pairing: PairingRepository = PgPairing(db)  # type: ignore[assignment]
-        self.checkpoints: CheckpointRepository = PgCheckpoints(db)  # type: ignore[assignment]
-        self.admin: AdminReads = PgAdminReads(db)  # type: ignore[assignment]
-        self.imports: TranscriptImport = PgTranscriptImport(db)  # type: ignore[assignment]
+        self.queue: TurnQueueRepository = queue
+        self.ledger: InboundLedger = queue
+        self.outbox: OutboxRepository = PgOutbox(db)
+        self.identity: IdentityRepository = PgIdentity(db)
+        self.pairing: PairingRepository = PgPairing(db)
+        self.checkpoints: CheckpointRepository = PgCheckpoints(db)
+        self.adapter_leases = PgAdapterLeases(db)
+        self.wakeups = PgWakeups(db)
+        self.admin: AdminReads = PgAdminReads(db)
+        self.imports: TranscriptImport = PgTranscriptImport(db)
 
     def stats(self) -> StoreStats:
         """This process's counters; ``round_trips`` counts transactions (each several network hops)."""

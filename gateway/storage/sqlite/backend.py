@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_core.memory.filestore import FileMemoryDocuments
+from agent_core.skills.skill_files import SkillFiles
 from agent_core.storage.agent_storage import AgentStorage
+from agent_core.storage.documents import MemoryDocuments, SkillTexts
 from agent_core.storage.facts import FactStore
 from agent_core.storage.health import StoreHealth
 from agent_core.storage.records import StoreStats
@@ -18,7 +21,9 @@ from agent_core.storage.search_index import SearchIndex
 from agent_core.storage.sqlite import StateSettings, StateStore
 from agent_core.storage.sqlite.fact_store import SqliteFactStore
 from gateway.storage.queue import InboundLedger
+from gateway.storage.wakeups import NoWakeups
 
+from .adapter_leases import SqliteAdapterLeases
 from .admin_reads import SqliteAdminReads
 from .checkpoints import SqliteCheckpoints
 from .importer import SqliteTranscriptImport
@@ -45,9 +50,16 @@ class SqliteStorage:
     else takes the port through ``gateway.storage.Storage``.
     """
 
-    def __init__(self, state: StateStore, *, facts: FactStore | None = None) -> None:
-        """``facts``: the local provider's store; by default ``providers/local.db`` beside state.db."""
+    def __init__(
+        self, state: StateStore, *, facts: FactStore | None = None, home: Path | None = None
+    ) -> None:
+        """``facts``: the local provider's store; by default ``providers/local.db`` beside state.db.
+        ``home``: where memory documents and skills are files (``memories/``, ``skills/``); by default
+        state.db's directory."""
         self.state = state
+        root = home if home is not None else state.paths.db.parent
+        self.documents: MemoryDocuments = FileMemoryDocuments(root / "memories")
+        self.skills: SkillTexts = SkillFiles(root / "skills")
         self.agent: AgentStorage = state
         self.search: SearchIndex = state
         self.health: StoreHealth = state
@@ -58,6 +70,8 @@ class SqliteStorage:
         self.identity = SqliteIdentity(state)
         self.pairing = SqlitePairing(state)
         self.checkpoints = SqliteCheckpoints(state)
+        self.adapter_leases = SqliteAdapterLeases(state)
+        self.wakeups = NoWakeups()  # one host: waiters poll state.db
         self.admin = SqliteAdminReads(state)
         self.imports = SqliteTranscriptImport(state)
 

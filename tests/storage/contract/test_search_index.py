@@ -228,3 +228,57 @@ async def test_committed_messages_are_searchable_once_the_index_caught_up(storag
     assert (await search.search_health()).state == "ok"
     found = await search.search_messages(SearchRequest(plan_query("number39"), ADMIN, 3))
     assert message_ids(found) == {ids[39]}
+
+
+async def test_a_raw_question_finds_what_it_is_about_best_first(storage: Storage) -> None:
+    store, search = agent(storage), index(storage)
+    _, ids = await say(
+        store,
+        "k",
+        "ana",
+        "We decided the trip goes to Lisbon in May.",
+        "The budget meeting moved to Friday.",
+        "Trip photos are in the shared folder.",
+    )
+    snapshot = await find(search, "what did we decide about the trip?", ADMIN)
+    assert message_ids(snapshot) == {ids[0], ids[2]}
+    assert snapshot.hits[0].message.id == ids[0]  # it matches both content words
+
+
+async def test_rarer_words_weigh_more(storage: Storage) -> None:
+    store, search = agent(storage), index(storage)
+    _, common = await say(store, "k", "ana", *(f"deploy notes for service {n}" for n in range(6)))
+    _, (both, rare) = await say(store, "k", "ana", "deploy and rollback plan", "rollback plan for service 9")
+    ranked = [hit.message.id for hit in (await find(search, "deploy rollback", ADMIN)).hits]
+    assert ranked[:2] == [both, rare] and set(ranked[2:]) == set(common)
+
+
+async def test_accents_and_case_are_folded(storage: Storage) -> None:
+    store, search = agent(storage), index(storage)
+    _, ids = await say(store, "k", "ana", "Meet me at Café Müller at noon", "the canteen is closed")
+    assert message_ids(await find(search, "cafe muller", ADMIN)) == {ids[0]}
+    assert message_ids(await find(search, "CAFÉ", ADMIN)) == {ids[0]}
+
+
+async def test_one_character_cjk_terms_are_found_anywhere_in_a_run(storage: Storage) -> None:
+    store, search = agent(storage), index(storage)
+    _, ids = await say(store, "k", "ana", "我爱苹果汁", "明天见面", "天气不错")
+    assert message_ids(await find(search, "果", ADMIN)) == {ids[0]}
+    assert message_ids(await find(search, "见", ADMIN)) == {ids[1]}
+    assert message_ids(await find(search, "天", ADMIN)) == {ids[1], ids[2]}  # inside and at the start
+
+
+async def test_identifiers_inside_paths_and_tool_names_are_found(storage: Storage) -> None:
+    store, search = agent(storage), index(storage)
+    conversation = await store.ensure_conversation("k", Principal(person_id="ana"))
+    ids = await store.append_messages(
+        conversation.tip_session_id,
+        [
+            NewMessage("user", "the bug is in src/chat-send.py near ERR_AUTH_12", author="ana"),
+            NewMessage("tool", "sunny, 24 degrees", tool_name="weather"),
+            NewMessage("assistant", "chat and send are two words here"),
+        ],
+    )
+    assert message_ids(await find(search, "chat-send", ADMIN)) == {ids[0]}
+    assert message_ids(await find(search, "ERR_AUTH_12", ADMIN)) == {ids[0]}
+    assert message_ids(await find(search, "weather", ADMIN)) == {ids[1]}

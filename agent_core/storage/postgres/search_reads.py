@@ -1,0 +1,307 @@
+"""Read-side statements of session search on PostgreSQL: scopes, ranked index matches, windows, metadata.
+
+Every function runs on the caller's connection (one read-only snapshot for a whole search) and takes
+queries already built by search_clauses.py, whose user text is all bound parameters. Statements whose
+text depends on the clauses are sent unprepared, so each is planned with its values: the planner then
+folds ``phraseto_tsquery(…)`` to a constant and uses the column statistics to choose between the GIN
+index (rare terms) and a newest-first walk of the primary key (terms in most messages).
+
+Invariants: a ranked match reads at most ``window + 1`` matches (the newest ones allowed by the filter)
+and ranks at most ``window`` of them; visibility — ``SEARCHED_ROLES`` with text, never ``UNSEARCHED_TOOLS``,
+never the caller's live tip segment, only the scope's conversations — is part of the matching statement,
+so hidden rows never take a place in the window; lower scores are better.
+
+Ranking (a BM25-like sum over the clauses a message matches, ``-10 · Σ idf · strength``): strength is
+``ts_rank_cd(vector, clause, 1)`` (cover density, divided by 1 + log of the message's length) for vector
+clauses and ``0.1 · occurrences / (1 + log(1 + length))`` for substrings; ``idf`` is BM25's
+``ln(1 + (N - n + 0.5) / (n + 0.5))`` with ``N`` the number of messages (the newest id, an O(1) upper
+bound) and ``n`` the clause's matches inside the window — the exact document frequency in the scope
+whenever the window holds every match, which is when ranking matters most.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, LiteralString
+
+from psycopg import sql
+
+from ..search_index import SEARCHED_ROLES, UNSEARCHED_TOOLS, ConversationInfo, FoundMessage
+from .engine import Conn
+from .search_clauses import Fragment, PgClause, PgIndex, formatted, joined
+
+_TEXT: LiteralString = "mg_search_text(m.content, m.role, m.tool_name)"
+_MATCH: dict[PgIndex, LiteralString] = {
+    PgIndex.VECTOR: "m.search_vector @@ {}",
+    PgIndex.GRAMS: "m.search_vector @@ {}",
+    PgIndex.TRIGRAM: _TEXT + " ILIKE {}",
+}
+# What ranking reads of each window row: the vector, or the text already case-folded once.
+_PAYLOAD: dict[PgIndex, LiteralString] = {
+    PgIndex.VECTOR: "m.search_vector",
+    PgIndex.GRAMS: "m.search_vector",
+    PgIndex.TRIGRAM: "lower(" + _TEXT + ")",
+}
+_VISIBLE: LiteralString = (
+    "m.role = ANY({}) AND m.content <> ''"
+    " AND (m.role <> 'tool' OR m.tool_name IS NULL OR m.tool_name <> ALL({}))"
+)
+_STRENGTH: dict[PgIndex, LiteralString] = {
+    PgIndex.VECTOR: "ts_rank_cd(w.payload, c.q, 1)",
+    PgIndex.GRAMS: "ts_rank_cd(w.payload, c.q, 1)",
+    PgIndex.TRIGRAM: (
+        "0.1 * ((length(w.payload) - length(replace(w.payload, c.needle, '')))"
+        " / greatest(length(c.needle), 1))::float8 / (1 + ln(1 + length(w.payload)))"
+    ),
+}
+_CLAUSE_MATCH: dict[PgIndex, LiteralString] = {
+    PgIndex.VECTOR: "w.payload @@ c.q",
+    PgIndex.GRAMS: "w.payload @@ c.q",
+    PgIndex.TRIGRAM: "w.payload LIKE lower(c.q)",
+}
+# Newest first along the primary key (stops after window + 1 matches: right for common terms), or with
+# the key hidden from the planner so matches come from the GIN index and are sorted (right otherwise).
+_ORDER = {True: "m.id DESC", False: "m.id + 0 DESC"}
+# Fields in order: any clause matches, no excluded clause matches, visibility and scope, window + 1,
+# window, the clause list, limit (payload, order, strength and per-clause match are spliced in per index).
+# A window row no clause matches on its own (case folding that ILIKE and lower() see differently) keeps
+# score 0 rather than vanishing.
+_RANKED: LiteralString = """
+WITH hits AS MATERIALIZED (
+    SELECT m.id, {payload} AS payload FROM messages AS m
+    WHERE ({}) AND {} AND {}
+    ORDER BY {order} LIMIT {}),
+bounds AS (SELECT count(*) AS matched, min(id) AS oldest FROM hits),
+windowed AS MATERIALIZED (
+    SELECT h.id, h.payload FROM hits AS h, bounds AS b WHERE b.matched <= {} OR h.id <> b.oldest),
+clause (n, q, needle) AS (VALUES {}),
+ranks AS MATERIALIZED (
+    SELECT w.id, c.n, {strength} AS strength FROM windowed AS w JOIN clause AS c ON {clause_match}),
+df AS (SELECT n, count(*)::float8 AS df FROM ranks GROUP BY n),
+corpus AS (
+    SELECT greatest((SELECT coalesce(max(id), 0) FROM messages), b.matched)::float8 AS n FROM bounds AS b),
+scored AS (
+    SELECT w.id, -10 * coalesce(sum(ln(1 + (k.n - d.df + 0.5) / (d.df + 0.5)) * r.strength), 0) AS score
+    FROM windowed AS w LEFT JOIN ranks AS r ON r.id = w.id LEFT JOIN df AS d ON d.n = r.n
+    CROSS JOIN corpus AS k
+    GROUP BY w.id ORDER BY score, w.id DESC LIMIT {})
+SELECT m.id, m.conversation_id, m.segment_id, m.role, m.content, m.tool_name, m.created_at, s.score, b.matched
+FROM scored AS s JOIN messages AS m ON m.id = s.id CROSS JOIN bounds AS b
+ORDER BY s.score, s.id DESC"""
+
+
+@dataclass(frozen=True, slots=True)
+class MatchFilter:
+    """Which messages a ranked match may return.
+
+    ``conversation_ids`` None means every conversation; ``current_conversation_id``: its live tip segment is
+    skipped (already in the caller's context).
+    """
+
+    conversation_ids: tuple[str, ...] | None = None
+    current_conversation_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RankedMatches:
+    """The best ``limit`` of the ranked window, and how many matches the window probe saw (up to window+1)."""
+
+    hits: tuple[tuple[FoundMessage, float], ...]
+    matched: int
+
+
+async def participant_conversations(conn: Conn, person_id: str) -> list[str]:
+    """Conversations the person owns or wrote a user message in (``messages_author`` serves the second)."""
+    cursor = await conn.execute(
+        "SELECT id FROM conversations WHERE person_id = %s "
+        "UNION SELECT conversation_id FROM messages WHERE author = %s AND role = 'user'",
+        (person_id, person_id),
+    )
+    return [str(row[0]) for row in await cursor.fetchall()]
+
+
+async def ranked_matches(
+    conn: Conn,
+    index: PgIndex,
+    clauses: Sequence[PgClause],
+    excluded: Sequence[PgClause],
+    where: MatchFilter,
+    *,
+    window: int,
+    limit: int,
+    walk: bool,
+) -> RankedMatches:
+    """The visible messages matching any of ``clauses`` (and none of ``excluded``), best first.
+
+    ``walk``: find the newest matches by walking the primary key (worth it when matches are dense).
+    """
+    matching, exclude = _conditions(index, clauses, excluded)
+    values = joined(
+        ", ",
+        (
+            formatted("({}, {}, {})", Fragment.value(n), c.query, Fragment.value(c.needle))
+            for n, c in enumerate(clauses, start=1)
+        ),
+    )
+    statement = formatted(
+        _RANKED.replace("{payload}", _PAYLOAD[index])
+        .replace("{order}", _ORDER[walk])
+        .replace("{strength}", _STRENGTH[index])
+        .replace("{clause_match}", _CLAUSE_MATCH[index]),
+        matching,
+        exclude,
+        _filter(where),
+        Fragment.value(window + 1),
+        Fragment.value(window),
+        values,
+        Fragment.value(limit),
+    )
+    cursor = await conn.execute(statement.sql, statement.params, prepare=False)
+    rows = await cursor.fetchall()
+    hits = tuple((_found(row), float(row[7])) for row in rows)
+    return RankedMatches(hits, int(rows[0][8]) if rows else 0)
+
+
+async def estimated_matches(
+    conn: Conn, index: PgIndex, clauses: Sequence[PgClause], excluded: Sequence[PgClause], where: MatchFilter
+) -> float:
+    """How many visible messages the planner expects to match (``EXPLAIN``: statistics, no execution)."""
+    matching, exclude = _conditions(index, clauses, excluded)
+    statement = formatted(
+        "EXPLAIN (FORMAT JSON) SELECT 1 FROM messages AS m WHERE ({}) AND {} AND {}",
+        matching,
+        exclude,
+        _filter(where),
+    )
+    row = await (await conn.execute(statement.sql, statement.params, prepare=False)).fetchone()
+    plan = row[0] if row is not None else None
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    return float(plan[0]["Plan"]["Plan Rows"]) if plan else 0.0
+
+
+async def capped_counts(conn: Conn, index: PgIndex, clauses: Sequence[PgClause], cap: int) -> list[int]:
+    """How many messages each clause matches on its own, counting at most ``cap`` (one statement)."""
+    match = _MATCH[index]
+    counts = joined(
+        ", ",
+        (
+            formatted(
+                "(SELECT count(*) FROM (SELECT 1 FROM messages AS m WHERE " + match + " LIMIT {}) AS s)",
+                c.query,
+                Fragment.value(cap),
+            )
+            for c in clauses
+        ),
+    )
+    statement = formatted("SELECT {}", counts)
+    row = await (await conn.execute(statement.sql, statement.params, prepare=False)).fetchone()
+    return [int(value) for value in row] if row is not None else [0] * len(clauses)
+
+
+async def conversation_infos(conn: Conn, conversation_ids: Sequence[str]) -> dict[str, ConversationInfo]:
+    cursor = await conn.execute(
+        "SELECT id, person_id, platform, title, created_at, ended_at, tip_segment_id FROM conversations "
+        "WHERE id = ANY(%s)",
+        (list(conversation_ids),),
+    )
+    return {
+        str(r[0]): ConversationInfo(str(r[0]), r[1], r[2], r[3], float(r[4]), r[5], str(r[6]))
+        for r in await cursor.fetchall()
+    }
+
+
+async def message_windows(
+    conn: Conn, anchors: Mapping[str, Sequence[int]], around: int
+) -> dict[str, list[FoundMessage]]:
+    """Per conversation, its messages within ``around`` positions of any anchor id, in id order."""
+    windows: dict[str, list[FoundMessage]] = {cid: [] for cid in anchors}
+    pairs = [(cid, int(mid)) for cid, ids in anchors.items() for mid in ids]
+    if not pairs:
+        return windows
+    cursor = await conn.execute(
+        "WITH ordered AS (SELECT id, conversation_id, segment_id, role, content, tool_name, created_at, "
+        "row_number() OVER (PARTITION BY conversation_id ORDER BY id) AS position "
+        "FROM messages WHERE conversation_id = ANY(%s)), "
+        "marks AS (SELECT o.conversation_id, o.position FROM ordered AS o "
+        "JOIN unnest(%s::text[], %s::bigint[]) AS a(conversation_id, id) "
+        "ON a.conversation_id = o.conversation_id AND a.id = o.id) "
+        "SELECT o.id, o.conversation_id, o.segment_id, o.role, o.content, o.tool_name, o.created_at "
+        "FROM ordered AS o WHERE EXISTS (SELECT 1 FROM marks AS k "
+        "WHERE k.conversation_id = o.conversation_id "
+        "AND o.position BETWEEN k.position - %s AND k.position + %s) ORDER BY o.conversation_id, o.id",
+        (list(anchors), [p[0] for p in pairs], [p[1] for p in pairs], around, around),
+    )
+    for row in await cursor.fetchall():
+        windows[str(row[1])].append(_found(row))
+    return windows
+
+
+async def newest_message_id(conn: Conn) -> int:
+    row = await (await conn.execute("SELECT coalesce(max(id), 0) FROM messages")).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+async def invalid_indexes(conn: Conn, names: Sequence[str]) -> list[str]:
+    """Which of the named indexes on ``messages`` are missing, or not yet valid (being built)."""
+    cursor = await conn.execute(
+        "SELECT c.relname FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid "
+        "WHERE i.indrelid = 'messages'::regclass AND i.indisvalid AND i.indisready AND c.relname = ANY(%s)",
+        (list(names),),
+    )
+    ready = {str(row[0]) for row in await cursor.fetchall()}
+    return [name for name in names if name not in ready]
+
+
+async def settled_message_id(conn: Conn) -> int | None:
+    """The newest id ever drawn for a message, if no other transaction is writing ``messages`` now.
+
+    Every transaction that drew an id holds its write lock on ``messages`` until it ends, and takes it
+    before drawing; so when, after reading the sequence, no other transaction holds that lock, every id at
+    or below the value read is committed or gone for good (the port's watermark). None while one does.
+    """
+    row = await (
+        await conn.execute(
+            "SELECT pg_sequence_last_value(pg_get_serial_sequence('messages', 'id')::regclass)"
+        )
+    ).fetchone()
+    drawn = int(row[0]) if row is not None and row[0] is not None else 0
+    busy = await (
+        await conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE relation = 'messages'::regclass "
+            "AND mode = 'RowExclusiveLock' AND granted AND pid <> pg_backend_pid())"
+        )
+    ).fetchone()
+    return None if busy is not None and busy[0] else drawn
+
+
+def _conditions(
+    index: PgIndex, clauses: Sequence[PgClause], excluded: Sequence[PgClause]
+) -> tuple[Fragment, Fragment]:
+    """(any of ``clauses`` matches, none of ``excluded`` does) as conditions on ``messages AS m``."""
+    match = _MATCH[index]
+    matching = joined(" OR ", (formatted(match, c.query) for c in clauses))
+    if not excluded:
+        return matching, Fragment(sql.SQL("true"))
+    return matching, formatted("NOT ({})", joined(" OR ", (formatted(match, c.query) for c in excluded)))
+
+
+def _filter(where: MatchFilter) -> Fragment:
+    parts = [
+        formatted(_VISIBLE, Fragment.value(sorted(SEARCHED_ROLES)), Fragment.value(sorted(UNSEARCHED_TOOLS)))
+    ]
+    if where.conversation_ids is not None:
+        parts.append(formatted("m.conversation_id = ANY({})", Fragment.value(list(where.conversation_ids))))
+    if where.current_conversation_id is not None:
+        # Segment ids are unique, so skipping the tip's id skips exactly that conversation's live segment.
+        tip = "(SELECT tip_segment_id FROM conversations WHERE id = {})"
+        parts.append(
+            formatted("m.segment_id IS DISTINCT FROM " + tip, Fragment.value(where.current_conversation_id))
+        )
+    return joined(" AND ", parts)
+
+
+def _found(row: Sequence[Any]) -> FoundMessage:
+    return FoundMessage(int(row[0]), str(row[1]), str(row[2]), str(row[3]), row[4], row[5], float(row[6]))
