@@ -13,11 +13,10 @@ SQLite stamps one per batch). The search columns are maintained by the insert it
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,8 +24,9 @@ from agent_core.storage.postgres.conversations import insert_segment, new_id
 from agent_core.storage.postgres.engine import Conn, PgDatabase
 from agent_core.storage.postgres.messages import PreparedMessage, insert_locked, prepare
 from agent_core.storage.records import NewMessage, NewSegment, Principal
-from gateway.storage.imports import IMPORTED_END_REASON, ImportReport, LineError
-from gateway.storage.transcripts import ImportedConversation, TranscriptLineError, parse_transcript_line
+from gateway.storage.imports import IMPORTED_END_REASON, ImportReport
+from gateway.storage.transcript_batches import BatchOutcome, import_in_batches
+from gateway.storage.transcripts import ImportedConversation, TranscriptLineError
 
 DEFAULT_BATCH_MESSAGES = 4_000
 
@@ -71,15 +71,6 @@ def _author(author: str | None, role: str, person: str) -> str | None:
     if author:
         return author.replace("\x00", "") or None
     return person if role == "user" else None
-
-
-@dataclass(frozen=True, slots=True)
-class BatchOutcome:
-    """What one write transaction added and skipped."""
-
-    conversations: int
-    messages: int
-    skipped: tuple[str, ...]
 
 
 async def insert_conversations(conn: Conn, batch: Sequence[PreparedConversation]) -> BatchOutcome:
@@ -156,13 +147,6 @@ def storable(conversation: ImportedConversation) -> ImportedConversation:
     return conversation
 
 
-@dataclass(slots=True)
-class _Batch:
-    items: list[PreparedConversation]
-    errors: list[LineError]
-    exhausted: bool
-
-
 class PgTranscriptImport:
     """``TranscriptImport`` into PostgreSQL, ``batch_messages`` messages per write transaction."""
 
@@ -179,50 +163,13 @@ class PgTranscriptImport:
 
     async def import_lines(self, lines: Iterable[bytes | str]) -> ImportReport:
         """Import ``lines`` (line 1 first); bad lines are reported in the result, the rest imported."""
-        numbered = enumerate(lines, start=1)
-        conversations = messages = 0
-        skipped: list[str] = []
-        errors: list[LineError] = []
-        # Parsing and redaction of the next batch (in a thread) overlap the write of the current one.
-        pending = asyncio.ensure_future(asyncio.to_thread(self._read_batch, numbered))
-        try:
-            while True:
-                batch = await pending
-                errors.extend(batch.errors)
-                if not batch.exhausted:
-                    pending = asyncio.ensure_future(asyncio.to_thread(self._read_batch, numbered))
-                if batch.items:
-                    write = functools.partial(insert_conversations, batch=batch.items)
-                    outcome = await self._db.run_write(write)
-                    conversations += outcome.conversations
-                    messages += outcome.messages
-                    skipped.extend(outcome.skipped)
-                if batch.exhausted:
-                    return ImportReport(conversations, messages, tuple(skipped), tuple(errors))
-        finally:
-            # A failed write must not leave a reader thread on a file the caller is about to close.
-            if not pending.done():
-                await asyncio.wait([pending])
 
-    def _read_batch(self, numbered: Iterator[tuple[int, bytes | str]]) -> _Batch:
-        items: list[PreparedConversation] = []
-        errors: list[LineError] = []
-        size = 0
-        for number, raw in numbered:
-            try:
-                text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-            except UnicodeDecodeError as exc:
-                errors.append(LineError(number, f"not valid UTF-8 ({exc.reason})"))
-                continue
-            if not text.strip():
-                continue
-            try:
-                conversation = storable(parse_transcript_line(text))
-            except TranscriptLineError as exc:
-                errors.append(LineError(number, exc.reason))
-                continue
-            items.append(PreparedConversation.of(conversation))
-            size += max(1, len(conversation.messages))
-            if size >= self._batch_messages:
-                return _Batch(items, errors, exhausted=False)
-        return _Batch(items, errors, exhausted=True)
+        async def write(items: list[PreparedConversation]) -> BatchOutcome:
+            return await self._db.run_write(functools.partial(insert_conversations, batch=items))
+
+        return await import_in_batches(
+            lines,
+            batch_messages=self._batch_messages,
+            prepare=lambda conversation: PreparedConversation.of(storable(conversation)),
+            write=write,
+        )

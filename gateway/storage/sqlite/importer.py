@@ -11,12 +11,11 @@ none; new rows reach the search index through the catch-up indexer.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +23,9 @@ from agent_core.storage.records import NewMessage, NewSegment, Principal
 from agent_core.storage.sqlite.conversations import insert_segment, new_id
 from agent_core.storage.sqlite.messages import PreparedMessage, insert_messages, prepare
 from agent_core.storage.sqlite.store import StateStore
-from gateway.storage.imports import IMPORTED_END_REASON, ImportReport, LineError
-from gateway.storage.transcripts import ImportedConversation, TranscriptLineError, parse_transcript_line
+from gateway.storage.imports import IMPORTED_END_REASON, ImportReport
+from gateway.storage.transcript_batches import BatchOutcome, import_in_batches
+from gateway.storage.transcripts import ImportedConversation
 
 DEFAULT_BATCH_MESSAGES = 4_000
 
@@ -53,15 +53,6 @@ class PreparedConversation:
             for m in conversation.messages
         )
         return cls(conversation, prepared)
-
-
-@dataclass(frozen=True, slots=True)
-class BatchOutcome:
-    """What one write transaction added and skipped."""
-
-    conversations: int
-    messages: int
-    skipped: tuple[str, ...]
 
 
 def insert_conversations(
@@ -132,13 +123,6 @@ def _insert_one(conn: sqlite3.Connection, item: PreparedConversation, now: float
     insert_messages(conn, segment_id, conversation.id, item.messages)
 
 
-@dataclass(slots=True)
-class _Batch:
-    items: list[PreparedConversation]
-    errors: list[LineError]
-    exhausted: bool
-
-
 class SqliteTranscriptImport:
     """``TranscriptImport`` into state.db, ``batch_messages`` messages per write transaction."""
 
@@ -155,51 +139,14 @@ class SqliteTranscriptImport:
 
     async def import_lines(self, lines: Iterable[bytes | str]) -> ImportReport:
         """Import ``lines`` (line 1 first); bad lines are reported in the result, the rest imported."""
-        numbered = enumerate(lines, start=1)
-        conversations = messages = 0
-        skipped: list[str] = []
-        errors: list[LineError] = []
-        # Parsing and redaction of the next batch (in a thread) overlap the write of the current one.
-        pending = asyncio.ensure_future(asyncio.to_thread(self._read_batch, numbered))
-        try:
-            while True:
-                batch = await pending
-                errors.extend(batch.errors)
-                if not batch.exhausted:
-                    pending = asyncio.ensure_future(asyncio.to_thread(self._read_batch, numbered))
-                if batch.items:
-                    write = functools.partial(insert_conversations, batch=batch.items, now=time.time())
-                    outcome = await self._store.run_write(write)
-                    conversations += outcome.conversations
-                    messages += outcome.messages
-                    skipped.extend(outcome.skipped)
-                if batch.exhausted:
-                    return ImportReport(conversations, messages, tuple(skipped), tuple(errors))
-        finally:
-            # A failed write must not leave a reader thread on a file the caller is about to close.
-            if not pending.done():
-                await asyncio.wait([pending])
 
-    def _read_batch(self, numbered: Iterator[tuple[int, bytes | str]]) -> _Batch:
-        items: list[PreparedConversation] = []
-        errors: list[LineError] = []
-        size = 0
-        now = time.time()
-        for number, raw in numbered:
-            try:
-                text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-            except UnicodeDecodeError as exc:
-                errors.append(LineError(number, f"not valid UTF-8 ({exc.reason})"))
-                continue
-            if not text.strip():
-                continue
-            try:
-                conversation = parse_transcript_line(text)
-            except TranscriptLineError as exc:
-                errors.append(LineError(number, exc.reason))
-                continue
-            items.append(PreparedConversation.of(conversation, now))
-            size += max(1, len(conversation.messages))
-            if size >= self._batch_messages:
-                return _Batch(items, errors, exhausted=False)
-        return _Batch(items, errors, exhausted=True)
+        async def write(items: list[PreparedConversation]) -> BatchOutcome:
+            write = functools.partial(insert_conversations, batch=items, now=time.time())
+            return await self._store.run_write(write)
+
+        return await import_in_batches(
+            lines,
+            batch_messages=self._batch_messages,
+            prepare=lambda conversation: PreparedConversation.of(conversation, time.time()),
+            write=write,
+        )
