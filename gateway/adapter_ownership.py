@@ -146,6 +146,7 @@ class LeasedAdapter(Adapter):
         self._watcher: asyncio.Task[None] | None = None
         self._transition = asyncio.Lock()
         self.takeovers = 0
+        """Completed takeovers: the adapter and its companions running under a lease this process claimed."""
         self.losses = 0
 
     @property
@@ -265,7 +266,6 @@ class LeasedAdapter(Adapter):
             _LOG.error("%s adapter cannot start on this host: %s", self.name, exc, exc_info=True)
             return
         self._running = True
-        self.takeovers += 1
         await self._renew()  # a slow start (a socket's handshake) may have outlasted the lease
         if not self._running:
             return
@@ -273,6 +273,7 @@ class LeasedAdapter(Adapter):
             owned = contextlib.AsyncExitStack()
             await owned.enter_async_context(self._while_owned(self))
             self._owned = owned
+        self.takeovers += 1  # counted once the adapter and its companions run
         _LOG.info(
             "%s adapter owned by this host (%s, lease generation %s)",
             self.name,

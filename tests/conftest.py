@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,18 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in _LEAKY_ENV:
         monkeypatch.delenv(name, raising=False)
     yield
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_processes() -> Iterator[None]:
+    """A test stops every process it spawned: one left running would keep pytest from ever exiting
+    (multiprocessing joins its children at exit), so it is killed here and the test fails."""
+    yield
+    leftovers = multiprocessing.active_children()
+    for child in leftovers:
+        child.kill()
+        child.join(5)
+    assert not leftovers, f"the test left spawned processes running: {leftovers}"
 
 
 @pytest.fixture(scope="session")

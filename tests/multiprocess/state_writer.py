@@ -16,6 +16,7 @@ from pathlib import Path
 from agent_core.storage import AlreadyCompressed, Compressed, NewMessage, NewSegment, Principal
 from agent_core.storage.sqlite import StateSettings
 from gateway.storage.sqlite import open_state_store
+from tests.spawned import DEADLINE_S as BARRIER_TIMEOUT_S
 
 
 def unique_token(writer: int, seq: int) -> str:
@@ -63,7 +64,7 @@ def append_in_process(home: str, writer: int, count: int, session_key: str, barr
 async def _append_many(home: Path, writer: int, count: int, session_key: str, barrier: Barrier) -> None:
     async with open_state_store(home) as store:
         conversation = await store.ensure_conversation(session_key, Principal(person_id="shared"))
-        await asyncio.to_thread(barrier.wait)
+        await asyncio.to_thread(barrier.wait, BARRIER_TIMEOUT_S)
         for seq in range(count):
             await store.append_message(
                 conversation.tip_session_id, NewMessage("user", message_text(writer, seq))
@@ -78,7 +79,7 @@ def compress_in_process(home: str, parent_session_id: str, label: str, barrier: 
 
 async def _compress(home: Path, parent_session_id: str, label: str, barrier: Barrier) -> str:
     async with open_state_store(home) as store:
-        await asyncio.to_thread(barrier.wait)
+        await asyncio.to_thread(barrier.wait, BARRIER_TIMEOUT_S)
         result = await store.compress(
             parent_session_id,
             NewSegment(system_prompt=f"prompt {label}"),
@@ -96,7 +97,7 @@ def open_in_process(home: str, barrier: Barrier) -> None:
 
 
 async def _open(home: Path, barrier: Barrier) -> None:
-    await asyncio.to_thread(barrier.wait)
+    await asyncio.to_thread(barrier.wait, BARRIER_TIMEOUT_S)
     async with open_state_store(home, StateSettings(index_enabled=False)):
         pass
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
@@ -19,9 +18,9 @@ from agent_core.llm import LLMRequest, ScriptedClient, ScriptStep
 from agent_core.storage import NewMessage
 from gateway.storage.sqlite import open_state_store
 from tests.agent_core.compression.harness import ChattyModel, compressing_agent, summary_step
+from tests.spawned import DEADLINE_S, SPAWN, run_spawned
 
-SPAWN = multiprocessing.get_context("spawn")
-_DEADLINE_S = 60.0
+_DEADLINE_S = DEADLINE_S
 
 
 def race_in_process(home: str, conversation_id: str, name: str, barrier: Barrier, out: str) -> None:
@@ -74,11 +73,7 @@ def test_two_processes_compressing_one_conversation_leave_one_chain(tmp_path: Pa
         SPAWN.Process(target=race_in_process, args=(str(home), conversation, f"p{i}", barrier, str(outs[i])))
         for i in range(2)
     ]
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join(_DEADLINE_S)
-    assert [p.exitcode for p in processes] == [0, 0]
+    run_spawned(processes, _DEADLINE_S)
 
     results = [json.loads(out.read_text()) for out in outs]
     assert sorted(r["statuses"][0] for r in results) == ["compressed", "lost_race"]

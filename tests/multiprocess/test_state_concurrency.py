@@ -4,7 +4,6 @@ concurrent compressions of one segment never fork the chain."""
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import re
 from pathlib import Path
 
@@ -14,20 +13,12 @@ from agent_core.storage import NewSegment, Principal
 from agent_core.storage.sqlite.connection import connect
 from agent_core.storage.sqlite.schema import AGENT_LADDER
 from gateway.storage.sqlite import GATEWAY_LADDER, open_state_store
+from tests.spawned import SPAWN, run_spawned
 from tests.storage.release_0_1 import create_database, schema_of, versions_of
 
 from . import state_writer
 
-SPAWN = multiprocessing.get_context("spawn")
 _LINE = re.compile(r"writer (\d+) message (\d+) ")
-
-
-def _run_all(processes: list[multiprocessing.process.BaseProcess], timeout: float = 60.0) -> None:
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join(timeout)
-    assert [p.exitcode for p in processes] == [0] * len(processes)
 
 
 def _writer_sequences(contents: list[str]) -> dict[int, list[int]]:
@@ -58,7 +49,7 @@ def test_eight_processes_append_every_message_exactly_once_in_writer_order(
     writers, count = 8, 60
     barrier = SPAWN.Barrier(writers)
     keys = [("shared" if shared else f"own:{w}") for w in range(writers)]
-    _run_all(
+    run_spawned(
         [
             SPAWN.Process(
                 target=state_writer.append_in_process, args=(str(tmp_path), w, count, keys[w], barrier)
@@ -77,7 +68,7 @@ def test_eight_processes_append_every_message_exactly_once_in_writer_order(
 def test_processes_opening_a_fresh_database_at_once_migrate_it_once(tmp_path: Path) -> None:
     processes = 6
     barrier = SPAWN.Barrier(processes)
-    _run_all(
+    run_spawned(
         [
             SPAWN.Process(target=state_writer.open_in_process, args=(str(tmp_path), barrier))
             for _ in range(processes)
@@ -93,7 +84,7 @@ def test_processes_opening_an_old_database_at_once_upgrade_it_once(tmp_path: Pat
     create_database(home / "state.db", 1)  # release 0.1 at version 1: one shared ladder
     processes = 6
     barrier = SPAWN.Barrier(processes)
-    _run_all(
+    run_spawned(
         [
             SPAWN.Process(target=state_writer.open_in_process, args=(str(home), barrier))
             for _ in range(processes)
@@ -147,7 +138,7 @@ def test_two_processes_compressing_one_segment_leave_one_tip_and_one_child(tmp_p
         parent = asyncio.run(_new_conversation(home))
         barrier = SPAWN.Barrier(2)
         outs = [home / f"out{i}" for i in range(2)]
-        _run_all(
+        run_spawned(
             [
                 SPAWN.Process(
                     target=state_writer.compress_in_process,

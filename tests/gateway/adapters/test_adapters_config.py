@@ -136,14 +136,14 @@ def test_an_adapter_token_is_redacted_from_logs(
     settings = load_settings(
         _config(home, "log:\n  format: text\nadapters:\n  discord:\n    enabled: false\n")
     )
-    configure_logging(settings.log, secrets=settings.secret_values())
+    handler = configure_logging(settings.log, secrets=settings.secret_values())
     try:
         logging.getLogger("mnemogate.test").warning("connecting with %s", TOKEN)
         captured = capsys.readouterr()
         assert "connecting with" in captured.err + captured.out
         assert TOKEN not in captured.err + captured.out
     finally:
-        configure_logging(Settings().log, secrets=[])
+        logging.getLogger().removeHandler(handler)  # it writes to this test's captured stderr
 
 
 def test_serve_without_the_token_stops_with_one_line_naming_the_variable(home: Path) -> None:

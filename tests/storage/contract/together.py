@@ -6,12 +6,10 @@ barrier so every process starts its race at once, and puts exactly one result on
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable, Sequence
 from typing import Any
 
-SPAWN = multiprocessing.get_context("spawn")
-DEADLINE_S = 60.0
+from tests.spawned import DEADLINE_S, SPAWN, stop_spawned
 
 
 def run_together(target: Callable[..., None], per_process: Sequence[tuple[Any, ...]]) -> list[Any]:
@@ -28,7 +26,4 @@ def run_together(target: Callable[..., None], per_process: Sequence[tuple[Any, .
             assert process.exitcode == 0, f"{process.name} exited with {process.exitcode}"
         return results
     finally:
-        for process in processes:
-            if process.is_alive():
-                process.kill()
-                process.join(timeout=5)
+        stop_spawned(processes)
