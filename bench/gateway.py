@@ -27,9 +27,11 @@ new person, account and conversation).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import multiprocessing
 import shutil
+import signal
 import tempfile
 import time
 from collections import defaultdict
@@ -41,13 +43,16 @@ from typing import Any
 
 from agent_core.llm.scripted import ScriptedClient, ScriptStep
 from agent_core.storage import StoreStats
-from gateway.config import Home, Settings
+from gateway.config import Home, Settings, StorageSettings
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
+from gateway.delivery.settings import DEFAULT_LEASE_S
 from gateway.queue import WorkerPool
 from gateway.runtime import build_gateway, open_runtime, worker_pool
 from gateway.storage.admin_reads import AdminReads
 from gateway.storage.backend import Storage
 from gateway.storage.queue import TurnQueueRepository
+
+from .gateway_failover import host_home, leased_adapter, measure
 
 _PLATFORM = "bench"
 _WATCH_S = 0.002
@@ -56,11 +61,11 @@ _QUIET_S = 0.05
 _NEVER_S = 3600.0
 
 
-def bench_config(concurrency: int) -> dict[str, Any]:
+def bench_config(concurrency: int, storage: StorageSettings | None = None) -> dict[str, Any]:
     return {
         "access": {_PLATFORM: {"mode": "open"}},
         "rate_limit": {"enabled": False},
-        "storage": {"sqlite": {"index_enabled": False}},
+        "storage": storage or {"sqlite": {"index_enabled": False}},
         "queue": {"concurrency": concurrency, "poll_min_s": 0.005, "poll_max_s": 0.05},
     }
 
@@ -71,19 +76,34 @@ def run(
     messages: int,
     workers: int,
     *,
+    storage: StorageSettings | None = None,
+    hosts: int = 1,
+    lease_s: float = DEFAULT_LEASE_S,
     inflight: int | None = None,
     concurrency: int = 16,
     round_trip_turns: int = 50,
 ) -> dict[str, float | int]:
-    """Run in a fresh directory under ``home`` (removed afterwards); return the figures."""
+    """Run in a fresh directory under ``home`` (removed afterwards); return the figures.
+
+    ``storage``: the backend (default: SQLite in the work directory, its search index off). ``hosts`` > 1
+    (PostgreSQL only) runs that many worker processes instead of ``workers``, each with its own home and a
+    leased adapter under ``lease_s``, and measures the failover when the adapter's owner is killed -9.
+    """
+    if hosts > 1 and (storage is None or storage.backend != "postgres"):
+        raise ValueError("--hosts needs --backend postgres: hosts share no files, only the database")
     home.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="bench-gateway-", dir=home))
-    config = bench_config(concurrency)
+    config = bench_config(concurrency, storage)
+    count = hosts if hosts > 1 else workers
+    homes = [host_home(workdir, n) if hosts > 1 else workdir for n in range(count)]
     ctx = multiprocessing.get_context("spawn")
-    stop, ready = ctx.Event(), [ctx.Event() for _ in range(workers)]
+    ready = [ctx.Event() for _ in range(count)]
+    lease = lease_s if hosts > 1 else None
     procs = [
-        ctx.Process(target=_worker_main, args=(str(workdir), config, stop, ready[n])) for n in range(workers)
+        ctx.Process(target=_worker_main, args=(str(homes[n]), config, ready[n], n, lease))
+        for n in range(count)
     ]
+    failover: dict[str, float | int] = {}
     try:
         try:
             asyncio.run(_prepare(workdir, config))
@@ -93,18 +113,24 @@ def run(
                 if not event.wait(120):
                     raise RuntimeError("a bench worker did not start")
             # 12 users typing at once per worker process keeps p99 near the overhead, not queueing.
-            users = inflight or 12 * workers
+            users = inflight or 12 * count
             figures = asyncio.run(_drive(workdir, config, conversations, messages, users))
+            if lease is not None:
+                failover = asyncio.run(_failover(workdir, config, procs))
         finally:
-            _stop(stop, procs)
+            _stop(procs)
         counted = asyncio.run(count_round_trips(workdir, config, round_trip_turns, messages=messages))
-        return {**figures, **counted}
+        processes = {"hosts": hosts, "worker_processes": count}
+        return {**figures, **counted, **failover, **processes, **({"lease_s": lease} if lease else {})}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _stop(stop: Event, procs: Sequence[BaseProcess]) -> None:
-    stop.set()
+def _stop(procs: Sequence[BaseProcess]) -> None:
+    """SIGTERM every worker (a drain), then wait (a shared Event deadlocks once a waiter was killed -9)."""
+    for proc in procs:
+        if proc.pid is not None and proc.is_alive():
+            proc.terminate()
     for proc in procs:
         if proc.pid is None:
             continue  # never started
@@ -113,15 +139,30 @@ def _stop(stop: Event, procs: Sequence[BaseProcess]) -> None:
             proc.kill()
 
 
-def _worker_main(home: str, config: dict[str, Any], stop: Event, ready: Event) -> None:
-    asyncio.run(_worker(Path(home), config, stop, ready))
+def _worker_main(home: str, config: dict[str, Any], ready: Event, host: int, lease_s: float | None) -> None:
+    asyncio.run(_worker(Path(home), config, ready, host, lease_s))
 
 
-async def _worker(home: Path, config: dict[str, Any], stop: Event, ready: Event) -> None:
+async def _worker(home: Path, config: dict[str, Any], ready: Event, host: int, lease_s: float | None) -> None:
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     client = ScriptedClient(default=ScriptStep.reply("ok"))
-    async with open_runtime(Home(home), Settings(**config), client=client) as runtime, worker_pool(runtime):
+    async with (
+        open_runtime(Home(home), Settings(**config), client=client) as runtime,
+        worker_pool(runtime),
+        contextlib.AsyncExitStack() as stack,
+    ):
+        if lease_s is not None:
+            await stack.enter_async_context(leased_adapter(runtime.storage.adapter_leases, host, lease_s))
         ready.set()
-        await asyncio.to_thread(stop.wait)
+        await stop.wait()
+
+
+async def _failover(
+    home: Path, config: dict[str, Any], hosts: Sequence[BaseProcess]
+) -> dict[str, float | int]:
+    async with open_runtime(Home(home), Settings(**config), client=ScriptedClient()) as runtime:
+        return await measure(runtime.storage.adapter_leases, hosts)
 
 
 async def _prepare(home: Path, config: dict[str, Any]) -> None:

@@ -30,23 +30,36 @@ _INDEX_TIMEOUT_S = 600.0
 _DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 
-def run(home: Path, messages: int, person: bool, *, rounds: int = 3, queries: int = 50) -> dict[str, object]:
-    """Run the benchmark in a fresh directory under ``home`` (removed afterwards); return the figures."""
+def run(
+    home: Path,
+    messages: int,
+    person: bool,
+    *,
+    storage: StorageSettings | None = None,
+    rounds: int = 3,
+    queries: int = 50,
+) -> dict[str, object]:
+    """Run the benchmark in a fresh directory under ``home`` (removed afterwards); return the figures.
+
+    ``storage``: the backend (default SQLite in that directory; on PostgreSQL the caller's fresh schema).
+    """
     home.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="bench-search-", dir=home))
     try:
-        return asyncio.run(_run_in(workdir, messages, person, rounds, queries))
+        return asyncio.run(_run_in(workdir, messages, person, rounds, queries, storage or StorageSettings()))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-async def _run_in(workdir: Path, messages: int, person: bool, rounds: int, count: int) -> dict[str, object]:
+async def _run_in(
+    workdir: Path, messages: int, person: bool, rounds: int, count: int, settings: StorageSettings
+) -> dict[str, object]:
     corpus = ChatTranscripts(seed=7, persons=max(20, messages // 1_000))
     conversations = list(corpus.conversations(messages))
     text_bytes = sum(len(str(m["content"]).encode("utf-8")) for c in conversations for m in _messages(c))
     lines = [json.dumps(conversation, ensure_ascii=False) for conversation in conversations]
     queries = corpus.queries(count)
-    async with open_storage(workdir, StorageSettings()) as storage:
+    async with open_storage(workdir, settings) as storage:
         started = time.perf_counter()
         report = await storage.imports.import_lines(lines)
         import_s = time.perf_counter() - started

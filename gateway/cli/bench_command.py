@@ -77,6 +77,16 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     gateway.add_argument("--conversations", type=_positive, default=1000)
     gateway.add_argument("--messages", type=_positive, default=5, help="messages per conversation")
     gateway.add_argument("--workers", type=_positive, default=2, help="worker processes")
+    gateway.add_argument(
+        "--hosts",
+        type=_positive,
+        default=1,
+        help="PostgreSQL only: this many host processes (instead of --workers), each with its own home, "
+        "and the failover time when the owner of a leased adapter is killed -9",
+    )
+    gateway.add_argument(
+        "--lease-s", type=float, default=None, help="the leased adapter's lease (default 15)"
+    )
     gateway.set_defaults(handler=run_gateway)
 
     growth = kinds.add_parser(
@@ -125,32 +135,47 @@ def run_cache(context: CommandContext) -> int:
 
 def run_search(context: CommandContext) -> int:
     from bench import search
+    from gateway.config import StorageSettings
 
     args = context.args
     return _emit_on_backend(
         context,
         "search",
-        lambda home, postgres: (
-            search.run(home, args.messages, args.person)
+        lambda home, postgres: search.run(
+            home,
+            args.messages,
+            args.person,
+            storage=StorageSettings()
             if postgres is None
-            else _not_on_postgres_yet("search")
+            else StorageSettings(backend="postgres", postgres=postgres),
         ),
     )
 
 
 def run_gateway(context: CommandContext) -> int:
     from bench import gateway
+    from gateway.config import StorageSettings
 
     args = context.args
-    return _emit_on_backend(
-        context,
-        "gateway",
-        lambda home, postgres: (
-            dict(gateway.run(home, args.conversations, args.messages, args.workers))
-            if postgres is None
-            else _not_on_postgres_yet("gateway")
-        ),
-    )
+    if args.hosts > 1 and args.backend != "postgres":
+        raise ConfigError("bench gateway --hosts needs --backend postgres (hosts share only the database)")
+    lease = {} if args.lease_s is None else {"lease_s": args.lease_s}
+
+    def bench(home: Path, postgres: PostgresSettings | None) -> dict[str, Any]:
+        storage = None if postgres is None else StorageSettings(backend="postgres", postgres=postgres)
+        return dict(
+            gateway.run(
+                home,
+                args.conversations,
+                args.messages,
+                args.workers,
+                storage=storage,
+                hosts=args.hosts,
+                **lease,
+            )
+        )
+
+    return _emit_on_backend(context, "gateway", bench)
 
 
 def run_growth(context: CommandContext) -> int:
@@ -224,7 +249,3 @@ def _non_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
     return value
-
-
-def _not_on_postgres_yet(name: str) -> dict[str, object]:
-    raise SystemExit(f"bench {name} --backend postgres is not built yet (bench store supports it)")

@@ -54,6 +54,10 @@ class DeliverySettings(BaseModel):
         return self.platform_rates.get(platform, self.chat_rate)
 
 
+DEFAULT_LEASE_S = 15.0
+"""How long a polling or socket adapter's owner holds it unrenewed before another host may take it over."""
+
+
 class AdapterSettings(BaseModel):
     """One platform adapter (``adapters.<name>``): enabled or not, plus the adapter's own options.
 
@@ -77,7 +81,7 @@ class AdapterSettings(BaseModel):
         description="Restart the adapter after it reported itself disconnected this long (0: never).",
     )
     lease_s: float = Field(
-        default=15.0,
+        default=DEFAULT_LEASE_S,
         ge=1.0,
         description="A polling or socket adapter runs in one process at a time, under a lease this long: "
         "another process (any host) takes over within it when the owner dies, hangs or loses the database.",
