@@ -120,7 +120,11 @@ def run(
         finally:
             _stop(procs)
         counted = asyncio.run(count_round_trips(workdir, config, round_trip_turns, messages=messages))
-        processes = {"hosts": hosts, "worker_processes": count}
+        processes = {
+            "hosts": hosts,
+            "worker_processes": count,
+            "turns_total": int(figures["replies"]) + max(round_trip_turns, 1),
+        }
         return {**figures, **counted, **failover, **processes, **({"lease_s": lease} if lease else {})}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -21,6 +21,7 @@ from gateway.config import ConfigError
 
 if TYPE_CHECKING:
     from agent_core.storage.postgres.settings import PostgresSettings
+    from gateway.storage.postgres.scratch import ServerActivity
 
 PostgresBench = Callable[[Path, "PostgresSettings | None"], dict[str, Any]]
 
@@ -162,8 +163,13 @@ def run_gateway(context: CommandContext) -> int:
     lease = {} if args.lease_s is None else {"lease_s": args.lease_s}
 
     def bench(home: Path, postgres: PostgresSettings | None) -> dict[str, Any]:
-        storage = None if postgres is None else StorageSettings(backend="postgres", postgres=postgres)
-        return dict(
+        if postgres is None:
+            return dict(gateway.run(home, args.conversations, args.messages, args.workers, **lease))
+        from gateway.storage.postgres.scratch import server_activity
+
+        before = server_activity(postgres)
+        storage = StorageSettings(backend="postgres", postgres=postgres)
+        figures = dict(
             gateway.run(
                 home,
                 args.conversations,
@@ -174,8 +180,24 @@ def run_gateway(context: CommandContext) -> int:
                 **lease,
             )
         )
+        return {
+            **figures,
+            **_server_cost_per_turn(server_activity(postgres).minus(before), int(figures["turns_total"])),
+        }
 
     return _emit_on_backend(context, "gateway", bench)
+
+
+def _server_cost_per_turn(activity: ServerActivity, turns: int) -> dict[str, float | None]:
+    """What the database server spent per turn over the whole run (every process, every phase)."""
+    cpu = activity.cpu_s
+    return {
+        "pg_transactions_per_turn": round(activity.transactions / turns, 2),
+        "pg_tuples_written_per_turn": round(activity.tuples_written / turns, 2),
+        "pg_tuples_read_per_turn": round(activity.tuples_read / turns, 2),
+        "pg_wal_bytes_per_turn": round(activity.wal_bytes / turns),
+        "pg_cpu_ms_per_turn": None if cpu is None else round(cpu * 1000 / turns, 3),
+    }
 
 
 def run_growth(context: CommandContext) -> int:

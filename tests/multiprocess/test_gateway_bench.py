@@ -31,6 +31,8 @@ def test_bench_gateway_on_three_postgres_hosts_is_clean_and_fails_over(
     assert (figures["missing"], figures["duplicates"], figures["overlaps"]) == (0, 0, 0)
     assert figures["failover_generation"] == 2, "another host took the killed owner's adapter over"
     assert figures["db_round_trips_per_turn"] > 0 and figures["db_bytes"] > 0
+    # The server's own counters over the run: every turn costs transactions and written rows there.
+    assert figures["pg_transactions_per_turn"] > 1 and figures["pg_tuples_written_per_turn"] > 1
 
 
 def test_bench_gateway_refuses_hosts_on_sqlite(tmp_path: Path) -> None:
