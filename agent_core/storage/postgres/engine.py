@@ -3,8 +3,11 @@
 Invariants: every connection of the pool uses the configured schema (``search_path``), autocommit outside an
 explicit unit of work, the server's statement timeout and this program's application name; ``run_write``
 runs its work in one transaction and re-runs it only after a serialization failure or a deadlock (the
-server rolled it back, so nothing was half-done), never after a connection lost mid-transaction (the commit
-may or may not have happened: the caller gets ``PostgresUnavailableError`` and its own recovery runs);
+server rolled it back, so nothing was half-done), or on another connection when the one it got from the
+pool was found dead before COMMIT was sent (a server restart leaves the pool full of them; nothing is
+checked on checkout, which would cost a round trip per transaction) — never after a connection lost
+during COMMIT (it may or may not have happened: the caller gets ``PostgresUnavailableError`` and its own
+recovery runs);
 a server that cannot be reached within ``connect_timeout_s`` is ``PostgresUnavailableError``, so
 readiness says not-ready instead of hanging. Times stored by this backend are the server's
 (``mg_now()``, epoch seconds), never a host's, so hosts with different clocks agree on every lease.
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, LiteralString, TypeVar
 
 import psycopg
-from psycopg import AsyncConnection, errors
+from psycopg import AsyncConnection, IsolationLevel, errors
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
@@ -32,6 +35,10 @@ Conn = AsyncConnection[TupleRow]
 
 _RETRYABLE = (errors.SerializationFailure, errors.DeadlockDetected)
 WRITE_ATTEMPTS = 8
+
+
+class _StaleConnectionError(Exception):
+    """A pooled connection was found dead before anything it carried could commit: use another."""
 
 
 class PostgresUnavailableError(StateUnavailableError):
@@ -95,7 +102,8 @@ class PgDatabase:
             kwargs=self.connection_kwargs,
             timeout=self.settings.connect_timeout_s,
             reconnect_timeout=0,  # keep trying forever: readiness reports the outage meanwhile
-            check=AsyncConnectionPool.check_connection,
+            # No check on every checkout (a round trip per transaction): a connection found dead when it
+            # is used is discarded and the work re-run on another, as long as nothing could have committed.
             open=False,
             name=f"mnemogate-{self.schema}",
         )
@@ -128,7 +136,7 @@ class PgDatabase:
         """``work`` in one read-committed transaction; re-run after a serialization failure or deadlock."""
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
-                return await self._transaction(work)
+                return await self._on_live_connection(lambda conn: self._transaction(conn, work))
             except _RETRYABLE:
                 if attempt == WRITE_ATTEMPTS:
                     raise
@@ -138,25 +146,66 @@ class PgDatabase:
 
     async def run_read(self, work: Callable[[Conn], Awaitable[T]]) -> T:
         """``work`` on one snapshot (a read-only repeatable-read transaction: its statements agree)."""
-        return await self._transaction(work, read_only=True)
+        return await self._on_live_connection(lambda conn: self._transaction(conn, work, read_only=True))
 
-    async def _transaction(self, work: Callable[[Conn], Awaitable[T]], *, read_only: bool = False) -> T:
-        async with self.connection() as conn:
+    async def run_autocommit_read(self, work: Callable[[Conn], Awaitable[T]]) -> T:
+        """``work`` that only reads, outside a transaction (each statement its own snapshot): one round trip
+        for a one-statement read."""
+
+        async def read(conn: Conn) -> T:
             self.counters.transactions += 1
-            if read_only:
-                async with conn.transaction():
-                    await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                    return await work(conn)
-            async with conn.transaction():
-                result = await work(conn)
-            self.counters.commits += 1
-            return result
+            try:
+                return await work(conn)
+            except psycopg.OperationalError:
+                if not conn.broken:
+                    raise
+                raise _StaleConnectionError from None
+
+        return await self._on_live_connection(read)
 
     async def execute(self, query: LiteralString, params: tuple[object, ...] = ()) -> None:
-        """One statement on its own (autocommit)."""
+        """One statement on its own (autocommit). Not re-run on a lost connection: it may have committed."""
         async with self.connection() as conn:
             self.counters.transactions += 1
             await conn.execute(query, params)
+
+    async def _on_live_connection(self, body: Callable[[Conn], Awaitable[T]]) -> T:
+        """``body`` on a pooled connection, again on another while the one it got was found dead (the
+        server restarted or dropped it while it sat in the pool); at most once per pooled connection."""
+        for _ in range(self.settings.pool_max + 1):
+            async with self.connection() as conn:
+                try:
+                    return await body(conn)
+                except _StaleConnectionError:
+                    continue  # the pool discards the broken connection as it takes it back
+        raise PostgresUnavailableError(self.where, "every connection was lost as soon as it was used")
+
+    async def _transaction(
+        self, conn: Conn, work: Callable[[Conn], Awaitable[T]], *, read_only: bool = False
+    ) -> T:
+        """``work`` in one transaction on ``conn``; ``_StaleConnectionError`` when the connection was lost
+        before COMMIT was sent (the server rolled everything back, so running it again is safe)."""
+        self.counters.transactions += 1
+        committing = False
+        if read_only:
+            # One "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" (not BEGIN, then SET TRANSACTION).
+            await conn.set_isolation_level(IsolationLevel.REPEATABLE_READ)
+            await conn.set_read_only(True)
+        try:
+            async with conn.transaction():
+                result = await work(conn)
+                committing = True
+        except psycopg.OperationalError:
+            if committing or not conn.broken:
+                raise  # a commit whose outcome is unknown, or the server refused the work
+            raise _StaleConnectionError from None
+        finally:
+            if read_only and not conn.broken:
+                await conn.set_isolation_level(None)
+                await conn.set_read_only(None)
+        if not read_only:
+            self.counters.commits += 1
+        return result
 
 
 def _reason(exc: BaseException) -> str:

@@ -2,11 +2,12 @@
 
 Invariants: nothing reaches ``messages`` without passing ``prepare`` (stored content, tool calls, reasoning
 and the ``api_content`` sidecar are redacted and valid UTF-8); an append takes its segment's row lock
-(``SELECT … FOR UPDATE``) before it inserts, so the ids of one segment's messages are drawn, and commit,
-in the same order (the port's ordering rule, ``agent_core.storage.messages``); an append to a segment that
-a compression ended goes to the conversation's tip, after the messages the switch carried over (the
-switch holds the same lock); rows are read back in id order within a segment. A message without its own
-``created_at`` is stamped with the server's ``mg_now()``.
+(``mg_lock_tip``, in the statement that inserts its first row) before it inserts, so the ids of one
+segment's messages are drawn, and commit, in the same order (the port's ordering rule,
+``agent_core.storage.messages``); an append to a segment that a compression ended goes to the
+conversation's tip, after the messages the switch carried over (the switch holds the same lock); rows are
+read back in id order within a segment. A message without its own ``created_at`` is stamped with the
+server's ``mg_now()``.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, LiteralString
+
+from psycopg import errors
 
 from ..errors import UnknownMessageError, UnknownSegmentError
-from ..records import EndReason, MessageRecord, NewMessage, TokenUsage
+from ..records import MessageRecord, NewMessage, TokenUsage
 from ..redaction import redact_secrets
 from .engine import Conn
 
@@ -30,13 +33,56 @@ _INSERT = (
     "reasoning, author, platform_message_id, api_content, created_at) "
     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, COALESCE(%s, mg_now())) RETURNING id"
 )
-_LOCK = "SELECT end_reason, conversation_id FROM segments WHERE id = %s FOR UPDATE"
-_ADD_USAGE = (
-    "UPDATE segments SET input_tokens = input_tokens + %s, output_tokens = output_tokens + %s, "
-    "cache_read_tokens = cache_read_tokens + %s, cache_write_tokens = cache_write_tokens + %s, "
-    "cost_usd = cost_usd + %s WHERE id = %s RETURNING end_reason, conversation_id"
+# The first row of an append takes the segment's lock (and adds the step's usage) in the same statement
+# that inserts it: one round trip for the common one-message append (mg_lock_tip is in APPEND_DDL).
+_INSERT_FIRST = (
+    "INSERT INTO messages(segment_id, conversation_id, role, content, tool_calls, tool_call_id, tool_name, "
+    "reasoning, author, platform_message_id, api_content, created_at) "
+    "SELECT t.segment_id, t.conversation_id, %s, %s, %s, %s, %s, %s, %s, %s, %s, COALESCE(%s, mg_now()) "
+    "FROM mg_lock_tip(%s, %s, %s, %s, %s, %s) t RETURNING id, segment_id, conversation_id"
 )
 _MAX_REDIRECTS = 1_000  # a chain of compressions finished while one append waited; bounded all the same
+
+APPEND_DDL: tuple[LiteralString, ...] = (
+    # Lock a segment's row, or its conversation's tip's when a compression ended it (the switch holds the
+    # same lock, so the tip read after the lock is the one it committed); ``add_*`` (when not NULL) go to
+    # ``seg`` itself. Unqualified names resolve through the session's search_path (the deployment schema).
+    f"""CREATE FUNCTION mg_lock_tip(seg text, add_input bigint, add_output bigint, add_cache_read bigint,
+            add_cache_write bigint, add_cost double precision, OUT segment_id text, OUT conversation_id text)
+        LANGUAGE plpgsql AS $$
+    DECLARE
+        reason text;
+        tip text;
+    BEGIN
+        segment_id := seg;
+        IF add_input IS NULL THEN
+            SELECT s.end_reason, s.conversation_id INTO reason, conversation_id
+                FROM segments s WHERE s.id = seg FOR UPDATE;
+        ELSE
+            UPDATE segments s SET input_tokens = s.input_tokens + add_input,
+                output_tokens = s.output_tokens + add_output,
+                cache_read_tokens = s.cache_read_tokens + add_cache_read,
+                cache_write_tokens = s.cache_write_tokens + add_cache_write, cost_usd = s.cost_usd + add_cost
+                WHERE s.id = seg RETURNING s.end_reason, s.conversation_id INTO reason, conversation_id;
+        END IF;
+        FOR step IN 1..{_MAX_REDIRECTS} LOOP
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'unknown segment %', segment_id USING ERRCODE = 'no_data_found';
+            END IF;
+            IF reason IS DISTINCT FROM 'compression' THEN
+                RETURN;
+            END IF;
+            SELECT c.tip_segment_id INTO tip FROM conversations c WHERE c.id = conversation_id;
+            IF tip IS NULL OR tip = segment_id THEN
+                RETURN;
+            END IF;
+            segment_id := tip;
+            SELECT s.end_reason, s.conversation_id INTO reason, conversation_id
+                FROM segments s WHERE s.id = segment_id FOR UPDATE;
+        END LOOP;
+        RAISE EXCEPTION 'segment % is behind too many compressions', seg USING ERRCODE = 'no_data_found';
+    END $$""",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,36 +140,11 @@ def clean_text(text: str | None) -> str | None:
     return redact_secrets(text.replace("\x00", ""))
 
 
-async def lock_current_segment(
-    conn: Conn, segment_id: str, usage: TokenUsage | None = None
-) -> tuple[str, str]:
-    """Lock ``segment_id``'s row, or the tip's when a compression ended it; (segment id, conversation id).
-
-    ``usage`` is added to ``segment_id``'s counters by the statement that takes its lock (one round trip).
-    A turn appends to the segment it started on; if a compression switched that segment meanwhile, what
-    the turn writes next belongs after the carried-over messages in the new tip, not in the archived
-    parent. The tip is read after the lock was granted, so it is the one the switch committed.
-    """
+def _usage_params(
+    usage: TokenUsage | None,
+) -> tuple[int | None, int | None, int | None, int | None, float | None]:
     if usage is None:
-        cursor = await conn.execute(_LOCK, (segment_id,))
-    else:
-        cursor = await conn.execute(_ADD_USAGE, (*_usage_params(usage), segment_id))
-    row = await cursor.fetchone()
-    for _ in range(_MAX_REDIRECTS):
-        if row is None:
-            raise UnknownSegmentError(segment_id)
-        if row[0] != EndReason.COMPRESSION.value:
-            return segment_id, str(row[1])
-        cursor = await conn.execute("SELECT tip_segment_id FROM conversations WHERE id = %s", (row[1],))
-        tip = await cursor.fetchone()
-        if tip is None or str(tip[0]) == segment_id:
-            return segment_id, str(row[1])
-        segment_id = str(tip[0])
-        row = await (await conn.execute(_LOCK, (segment_id,))).fetchone()
-    raise UnknownSegmentError(segment_id)
-
-
-def _usage_params(usage: TokenUsage) -> tuple[int, int, int, int, float]:
+        return (None, None, None, None, None)
     return (
         usage.input_tokens,
         usage.output_tokens,
@@ -138,34 +159,45 @@ async def insert_messages(
 ) -> list[int]:
     """Insert ``prepared`` in order into ``segment_id`` (or the tip that replaced it); their ids.
 
-    ``usage`` (the step's model call) goes to ``segment_id`` itself, wherever the rows land. Call inside
-    the caller's write transaction: the segment's row lock is taken first and held to commit.
+    The first row's statement locks the segment row (``mg_lock_tip``) and adds ``usage`` (the step's model
+    call) to ``segment_id`` itself, wherever the rows land. A turn appends to the segment it started on;
+    if a compression switched that segment meanwhile, what the turn writes next belongs after the
+    carried-over messages in the new tip, not in the archived parent. Call inside the caller's write
+    transaction: the lock is held to commit, so the ids of one segment are drawn in commit order.
     """
-    target, conversation_id = await lock_current_segment(conn, segment_id, usage)
-    return await insert_locked(conn, target, conversation_id, prepared)
+    if not prepared:
+        return []
+    first, *rest = prepared
+    try:
+        cursor = await conn.execute(_INSERT_FIRST, (*_values(first), segment_id, *_usage_params(usage)))
+    except errors.NoDataFound:
+        raise UnknownSegmentError(segment_id) from None
+    row = await cursor.fetchone()
+    if row is None:
+        raise UnknownSegmentError(segment_id)
+    return [int(row[0]), *await insert_locked(conn, str(row[1]), str(row[2]), rest)]
+
+
+def _values(m: PreparedMessage) -> tuple[str | float | None, ...]:
+    return (
+        m.role,
+        m.content,
+        m.tool_calls,
+        m.tool_call_id,
+        m.tool_name,
+        m.reasoning,
+        m.author,
+        m.platform_message_id,
+        m.api_content,
+        m.created_at,
+    )
 
 
 async def insert_locked(
     conn: Conn, segment_id: str, conversation_id: str, prepared: Sequence[PreparedMessage]
 ) -> list[int]:
     """Insert into a segment whose row lock this transaction already holds (no redirect); their ids."""
-    params = [
-        (
-            segment_id,
-            conversation_id,
-            m.role,
-            m.content,
-            m.tool_calls,
-            m.tool_call_id,
-            m.tool_name,
-            m.reasoning,
-            m.author,
-            m.platform_message_id,
-            m.api_content,
-            m.created_at,
-        )
-        for m in prepared
-    ]
+    params = [(segment_id, conversation_id, *_values(m)) for m in prepared]
     if len(params) <= 1:
         rows = [await (await conn.execute(_INSERT, one)).fetchone() for one in params]
         return [int(row[0]) for row in rows if row is not None]

@@ -19,6 +19,7 @@ from typing import LiteralString
 from .engine import Conn, PgDatabase, PostgresUnavailableError
 from .fact_store import FACTS_DDL
 from .memory_documents import MEMORY_DDL
+from .messages import APPEND_DDL
 from .search_ddl import SEARCH_DDL
 
 SCHEMA_LOCK = 0x6D6E656D6F  # "mnemo": one advisory lock for every mnemogate migration in a database
@@ -104,7 +105,7 @@ AGENT_LADDER = PgLadder(
         PgMigration(
             1,
             "core: conversations, segments, messages, search, memory documents, skills, audit, facts",
-            (*_CORE, *SEARCH_DDL, *MEMORY_DDL, *FACTS_DDL),
+            (*_CORE, *APPEND_DDL, *SEARCH_DDL, *MEMORY_DDL, *FACTS_DDL),
         ),
     ),
 )

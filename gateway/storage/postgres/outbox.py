@@ -285,9 +285,7 @@ class PgOutbox:
         )
 
     async def _look(self, platforms: Sequence[str]) -> bool:
-        async with self._db.connection() as conn:
-            self._db.counters.transactions += 1
-            return await has_claimable(conn, platforms)
+        return await self._db.run_autocommit_read(lambda conn: has_claimable(conn, platforms))
 
     async def record_chunk(self, outbox_id: int, receipt: ChunkReceipt) -> None:
         await self._db.run_write(lambda c: record_chunk(c, outbox_id, receipt))

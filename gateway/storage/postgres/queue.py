@@ -127,9 +127,7 @@ class PgTurnQueue:
 
     async def _read(self, work: Callable[[Conn], Awaitable[T]]) -> T:
         """``work`` (ONE statement) in autocommit: its own snapshot, one round trip."""
-        async with self._db.connection() as conn:
-            self._db.counters.transactions += 1
-            return await work(conn)
+        return await self._db.run_autocommit_read(work)
 
 
 @dataclass(frozen=True, slots=True)

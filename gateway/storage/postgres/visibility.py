@@ -15,7 +15,7 @@ hosts that share a database should connect as one role (or be granted that role)
 
 from __future__ import annotations
 
-from agent_core.storage.postgres.engine import PgDatabase
+from agent_core.storage.postgres.engine import Conn, PgDatabase
 
 # statement_timestamp() is taken before the scan: a transaction not yet listed then stamps after it.
 _HORIZON = """SELECT extract(epoch FROM least(statement_timestamp(), min(xact_start)))::double precision
@@ -25,7 +25,10 @@ _HORIZON = """SELECT extract(epoch FROM least(statement_timestamp(), min(xact_st
 
 async def visibility_horizon(db: PgDatabase) -> float:
     """The horizon now (epoch seconds of the server's clock); read it before the snapshot it guards."""
-    async with db.connection() as conn:
+
+    async def read(conn: Conn) -> float:
         row = await (await conn.execute(_HORIZON)).fetchone()
-    assert row is not None and row[0] is not None  # least() of a non-null timestamp is never null
-    return float(row[0])
+        assert row is not None and row[0] is not None  # least() of a non-null timestamp is never null
+        return float(row[0])
+
+    return await db.run_autocommit_read(read)

@@ -26,5 +26,6 @@ def test_bench_growth_prints_figures_per_1000_messages(tmp_path: Path) -> None:
     figures = json.loads(result.stdout)
     assert figures["messages"] == 60 and figures["outbox_rows"] == 60
     assert set(figures["per_1000"]) == {"rss_mb", "state_db_mb", "wal_mb", "search_db_mb", "db_total_mb"}
-    assert figures["end"]["state_db_mb"] > 0 and figures["end"]["rss_mb"] > 0
+    # Where the bytes sit (state.db or its WAL) depends on when the checkpointer last ran; together they grow.
+    assert figures["end"]["db_total_mb"] > 0 and figures["end"]["rss_mb"] > 0
     assert list(tmp_path.iterdir()) == []  # the bench's home is removed afterwards
