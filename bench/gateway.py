@@ -21,7 +21,9 @@ is not counted; it is reported as ``db_idle_round_trips_per_turn`` (everything u
 delivery loop runs, so delivering the reply is not counted. ``db_round_trips_per_turn`` and
 ``db_writes_per_turn`` average the plain turns: a message in the live conversation of a known person;
 ``db_round_trips_first_turn`` and ``db_writes_first_turn`` average each conversation's first message (a
-new person, account and conversation).
+new person, account and conversation). ``client_cpu_ms_per_turn`` is this process's CPU over those turns
+(less sensitive to a busy machine than the wall clock) and, on PostgreSQL with the server on this
+machine, ``server_cpu_ms_per_turn`` the CPU of the server processes serving it.
 """
 
 from __future__ import annotations
@@ -286,6 +288,7 @@ async def count_round_trips(
         idle: list[int] = []
         async with pool:
             await _quiet(storage)
+            cpu = _CpuMeter(settings.storage)
             for turn in range(max(turns, 1)):
                 conversation, n = divmod(turn, max(messages, 1))
                 before = storage.stats()
@@ -295,13 +298,41 @@ async def count_round_trips(
                 trips = after.round_trips - before.round_trips
                 (plain if n else first).append((trips, after.write_commits - before.write_commits))
                 idle.append(await _quiet(storage) - after.round_trips)
+            spent = cpu.per_turn_ms(max(turns, 1))
     return {
+        **spent,
         "db_round_trips_per_turn": _mean(trips for trips, _ in plain),
         "db_writes_per_turn": _mean(writes for _, writes in plain),
         "db_round_trips_first_turn": _mean(trips for trips, _ in first),
         "db_writes_first_turn": _mean(writes for _, writes in first),
         "db_idle_round_trips_per_turn": _mean(idle),
     }
+
+
+class _CpuMeter:
+    """CPU spent from now: this process's (the pipeline, the pool, the store's threads) and, on PostgreSQL
+    with the server on this machine, the server processes serving this process's connections."""
+
+    def __init__(self, storage: StorageSettings) -> None:
+        self._postgres = storage.postgres if storage.backend == "postgres" else None
+        self._process = time.process_time()
+        self._server = self._server_now()
+
+    def _server_now(self) -> dict[int, float]:
+        if self._postgres is None:
+            return {}
+        from gateway.storage.postgres.scratch import backends_cpu_s
+
+        return backends_cpu_s(self._postgres)
+
+    def per_turn_ms(self, turns: int) -> dict[str, float]:
+        figures = {"client_cpu_ms_per_turn": round((time.process_time() - self._process) * 1000 / turns, 2)}
+        if self._postgres is not None:
+            now = self._server_now()
+            server = sum(spent - self._server.get(pid, 0.0) for pid, spent in now.items())
+            if now:
+                figures["server_cpu_ms_per_turn"] = round(server * 1000 / turns, 2)
+        return figures
 
 
 async def _quiet(storage: Storage) -> int:

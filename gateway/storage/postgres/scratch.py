@@ -129,3 +129,20 @@ def _proc_stat(pid: int) -> list[str]:
     """/proc/<pid>/stat from the field after the command name: [state, ppid, …] (utime is index 11)."""
     text = Path(f"/proc/{pid}/stat").read_text()
     return text[text.rindex(")") + 2 :].split()
+
+
+def backends_cpu_s(settings: PostgresSettings, application_name: str = "mnemogate") -> dict[int, float]:
+    """CPU seconds so far of each server process serving ``application_name`` on the settings' database
+    (empty when the server does not run on this machine): subtract two readings to cost a piece of work."""
+    with _connection(settings) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = %s",
+            (application_name,),
+        ).fetchall()
+    ticks = os.sysconf("SC_CLK_TCK")
+    spent: dict[int, float] = {}
+    for (pid,) in rows:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = _proc_stat(int(str(pid)))
+            spent[int(str(pid))] = (int(fields[11]) + int(fields[12])) / ticks
+    return spent
