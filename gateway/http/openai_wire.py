@@ -104,6 +104,8 @@ def openai_error(
 def _invalid_body(exc: RequestValidationError) -> JSONResponse:
     errors = exc.errors()
     first = errors[0] if errors else {}
+    if first.get("type") == "json_invalid":
+        return openai_error(400, "the request body is not valid JSON")
     location = [str(part) for part in first.get("loc", ()) if part != "body"]
     param = ".".join(location) or None
     message = str(first.get("msg", "invalid request body"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import httpx
@@ -96,6 +97,7 @@ async def test_a_plain_completion_carries_the_reply_and_its_usage(home: Path) ->
 @pytest.mark.parametrize(
     ("body", "param"),
     [
+        ("{not json", None),
         ({}, "messages"),
         ({"messages": []}, "messages"),
         ({"messages": [{"role": "wizard", "content": "hi"}]}, "messages.0.role"),
@@ -109,13 +111,13 @@ async def test_a_plain_completion_carries_the_reply_and_its_usage(home: Path) ->
     ],
 )
 async def test_a_malformed_request_is_a_400_in_openai_shape_and_stores_nothing(
-    home: Path, body: dict[str, object], param: str
+    home: Path, body: dict[str, object] | str, param: str | None
 ) -> None:
+    content = body if isinstance(body, str) else json.dumps(body)
+    headers = {"Authorization": f"Bearer {API_TOKEN}", "Content-Type": "application/json"}
     async with served_api(home) as served:
         async with httpx.AsyncClient(base_url=served.base_url) as raw:
-            answer = await raw.post(
-                "/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {API_TOKEN}"}
-            )
+            answer = await raw.post("/v1/chat/completions", content=content, headers=headers)
         stored = await stored_messages(served.runtime)
     error = answer.json()["error"]
     assert answer.status_code == 400 and error["type"] == "invalid_request_error"
