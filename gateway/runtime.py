@@ -346,6 +346,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 pairing=gateway.access.pairing,
             ),
             reads=runtime.storage.admin,
+            transcripts=runtime.storage.agent,
             adapter_routes=[route for adapter in platforms.values() for route in adapter.http_routes()],
             client_key=client_key,
             new_web_persons=NewPersonBudget(

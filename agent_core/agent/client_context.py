@@ -36,12 +36,27 @@ def _clean(text: str) -> str:
     return _TAGS.sub(" ", text).strip()
 
 
+def context_line(turn: ClientTurn) -> str | None:
+    """How ``turn`` reads inside the block (None: it says nothing); a block holds it as a line of its own."""
+    cleaned = _clean(turn.text)
+    return f"[{turn.role}] {cleaned}" if cleaned else None
+
+
+def given_context(request_text: str | None) -> str:
+    """The client-context block inside a message's request bytes ("" when it has none)."""
+    if not request_text:
+        return ""
+    start = request_text.find(OPEN_TAG)
+    end = request_text.find(CLOSE_TAG, start)
+    return request_text[start : end + len(CLOSE_TAG)] if start >= 0 and end >= 0 else ""
+
+
 def client_context_block(
     instructions: Sequence[str], turns: Sequence[ClientTurn], *, budget_chars: int
 ) -> str | None:
     """The fenced block for the client's ``instructions`` and earlier ``turns`` (None when both are empty)."""
     rules = [cleaned for cleaned in (_clean(text) for text in instructions) if cleaned]
-    lines = [f"[{turn.role}] {cleaned}" for turn in turns if (cleaned := _clean(turn.text))]
+    lines = [line for line in map(context_line, turns) if line]
     kept: list[str] = []
     used = 0
     for line in reversed(lines):

@@ -6,8 +6,10 @@ from gateway.api.channel import ANSWER_KINDS, API_CAPABILITIES, ApiChannel, Prep
 from gateway.api.client_history import (
     INSTRUCTION_ROLES,
     RequestTurns,
+    StoredHistory,
+    Transcripts,
     UnanswerableRequestError,
-    stored_turns,
+    stored_history,
 )
 from gateway.api.served_model import OFFLINE_MODEL, ServedModel
 
@@ -22,6 +24,8 @@ __all__ = [
     "Prepare",
     "RequestTurns",
     "ServedModel",
+    "StoredHistory",
+    "Transcripts",
     "UnanswerableRequestError",
-    "stored_turns",
+    "stored_history",
 ]

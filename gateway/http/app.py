@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 
 from agent_core.llm import ModelSettings
 from gateway.access import NewPersonBudget
-from gateway.api import ApiChannel, ServedModel
+from gateway.api import ApiChannel, ServedModel, Transcripts
 from gateway.config import HttpSettings
 from gateway.contracts import HttpRoute
 from gateway.http.access import BearerGuard, HostCheck, accepted_hosts
@@ -46,6 +46,7 @@ def create_app(
     client_key: ClientKey | None = None,
     new_web_persons: NewPersonBudget | None = None,
     reads: AdminReads | None = None,
+    transcripts: Transcripts | None = None,
 ) -> FastAPI:
     """The gateway's one HTTP app; see the module docstring for what each argument mounts.
 
@@ -53,7 +54,8 @@ def create_app(
     for this process only); ``new_web_persons`` limits new browsers per client address (default: the
     ``rate_limit.new_web_persons`` budget, every browser counted as new);
     ``reads`` serves the web chat's history and the OpenAI endpoint's stored history and usage (none and
-    zero without it); ``api_model`` is the model ``/v1`` names (default: the offline model).
+    zero without it); ``api_model`` is the model ``/v1`` names (default: the offline model), and
+    ``transcripts`` the stored messages it compares a request's earlier turns with.
     """
     settings = http or HttpSettings()
     app = FastAPI(
@@ -104,6 +106,7 @@ def create_app(
                 model=api_model or ServedModel.of(ModelSettings()),
                 client_key=client_key,
                 reads=reads,
+                transcripts=transcripts,
             )
         )
     for route in adapter_routes:

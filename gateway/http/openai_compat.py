@@ -9,10 +9,10 @@ memory or history with any other request.
 What a request's ``messages`` mean (``gateway.api.client_history``): the last user message is what is said
 — stored, searched and remembered like any platform message; system (and developer) messages are this
 reply's instructions; earlier turns the conversation already holds are not repeated (with ``user`` set the
-gateway's stored conversation is the history), and earlier turns it does not hold — a client that keeps its
-own history, any stateless request — are given to the model as context. Instructions and those turns reach
-the model fenced as client context on the message's request bytes (its ``api_content``), never in the
-stored message and never in the segment's frozen system prompt (DESIGN §6, invariants 1 and 2).
+gateway's stored conversation is the history), and earlier turns it does not hold — a client that keeps
+its own history, any stateless request — are given to the model as context, once. Instructions and those
+turns reach the model fenced as client context on the message's request bytes (its ``api_content``), never
+in the stored message and never in the segment's frozen system prompt (DESIGN §6, invariants 1 and 2).
 
 Every request gets ITS answer: requests of one conversation take turns, and each waits for the reply to
 its own message (``ApiChannel.ask``), never for a notice or another request's reply. A rate-limited
@@ -38,8 +38,10 @@ from gateway.api import (
     LiveAnswer,
     RequestTurns,
     ServedModel,
+    StoredHistory,
+    Transcripts,
     UnanswerableRequestError,
-    stored_turns,
+    stored_history,
 )
 from gateway.http.access import BearerGuard
 from gateway.identity import ClientKey
@@ -76,9 +78,11 @@ def openai_router(
     model: ServedModel,
     client_key: ClientKey | None = None,
     reads: AdminReads | None = None,
+    transcripts: Transcripts | None = None,
 ) -> APIRouter:
-    """The endpoints on ``channel``, answered by ``model``; stored history and usage are read through
-    ``reads`` (without it: no history is matched and usage is zero).
+    """The endpoints on ``channel``, answered by ``model``; usage is read through ``reads`` (zero without
+    it) and a request's earlier turns are compared with the stored ones through ``reads`` and
+    ``transcripts`` (without both, every earlier turn is given to the model).
 
     ``client_key`` fingerprints tokens (the home's key; without it, a key for this process only).
     """
@@ -119,7 +123,9 @@ def openai_router(
             # Runs once this request's turn in its conversation came: earlier requests are answered.
             nonlocal before
             before = await tokens(prefix)
-            held = await stored_turns(reads, prefix) if reads and body.user and turns.earlier else []
+            held = StoredHistory()
+            if reads is not None and transcripts is not None and body.user and turns.earlier:
+                held = await stored_history(reads, transcripts, prefix)
             return turns.model_text(held, budget_chars=model.client_context_chars)
 
         async def usage() -> dict[str, int]:

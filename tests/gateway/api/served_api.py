@@ -140,6 +140,7 @@ async def served_api(
                 api_channel=api,
                 api_model=MODEL,
                 reads=runtime.storage.admin,
+                transcripts=runtime.storage.agent,
                 client_key=ClientKey.for_home(home),
             )
             server = await stack.enter_async_context(serve_http(app, "127.0.0.1", 0))

@@ -140,3 +140,17 @@ async def test_turns_the_conversation_lacks_are_given_as_context_once(home: Path
     assert "[user] yes\n[assistant] Noted twice." in context  # a second "yes" the gateway never got
     assert first not in context
     assert served.model.requests[1].messages[0].content == "yes"
+
+
+async def test_a_history_that_began_before_the_conversation_is_given_once(home: Path) -> None:
+    older = [
+        {"role": "user", "content": "on my phone: I like kites"},
+        {"role": "assistant", "content": "Kites!"},
+    ]
+    async with served_api(home) as served, served.client() as client:
+        first = await _complete(client, [*older, {"role": "user", "content": "hi"}], "lee")
+        history = [*older, {"role": "user", "content": "hi"}, {"role": "assistant", "content": first}]
+        await _complete(client, [*history, {"role": "user", "content": "what do I like?"}], "lee")
+    second = served.model.requests[1].messages
+    assert [m.content.count("I like kites") for m in second] == [1, first.count("I like kites"), 0]
+    assert second[-1].content == "what do I like?"
