@@ -33,12 +33,14 @@ from gateway.adapter_checkpoints import StateCheckpoints
 from gateway.adapter_ownership import LeasedAdapter
 from gateway.adapter_supervisor import SupervisedAdapter
 from gateway.adapters_config import build_adapters
+from gateway.api import ApiChannel, ServedModel
 from gateway.config import Home, Settings
 from gateway.contracts import Adapter
 from gateway.delivery import (
     AdapterSettings,
     ChatBudgets,
     DeliveryLoop,
+    LiveChannel,
     Outbox,
     StreamingAgent,
     StreamRegistry,
@@ -250,9 +252,14 @@ def supervised(adapters: Mapping[str, Adapter], options: Mapping[str, AdapterSet
 
 
 def streaming_agent(
-    runtime: Runtime, adapters: Mapping[str, Adapter], delivery: DeliveryLoop, streams: StreamRegistry
+    runtime: Runtime,
+    adapters: Mapping[str, Adapter],
+    delivery: DeliveryLoop,
+    streams: StreamRegistry,
+    live: Mapping[str, LiveChannel] | None = None,
 ) -> StreamingAgent:
-    """The turn loop with streamed replies on the adapters configured with ``streaming: true``."""
+    """The turn loop with streamed replies on the adapters configured with ``streaming: true``, and turns
+    of the ``live`` channels (the API) followed by the requests waiting on them."""
     configured = runtime.settings.adapters
     return StreamingAgent(
         runtime.agent,
@@ -262,6 +269,7 @@ def streaming_agent(
         budgets=delivery.budgets,
         registry=streams,
         interval_s={name: options.streaming_interval_s for name, options in configured.items()},
+        live=live,
     )
 
 
@@ -278,7 +286,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             metrics.watch_provider(settings.memory.provider.name, lambda: not providers.health().degraded)
         gateway = build_gateway(runtime, count_inbound=metrics.count_inbound)
         stack.push_async_callback(gateway.pipeline.drain)  # last out: slow commands finish or are cancelled
-        web, api = WebChatAdapter("web"), WebChatAdapter("api")
+        web, api = WebChatAdapter("web"), ApiChannel()
         client_key = ClientKey.for_home(home.root)  # cookies and API tokens become account ids
         await rekey_legacy_web_accounts(runtime.storage.identity, client_key)
         await stack.enter_async_context(runtime.wakeups())  # other hosts' jobs and replies wake us
@@ -311,7 +319,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             )
         )
         # Only this in-process pool streams: it runs beside the adapters; worker processes deliver normally.
-        agent = streaming_agent(runtime, platforms, delivery, streams)
+        agent = streaming_agent(runtime, platforms, delivery, streams, live={api.name: api})
         pool = await stack.enter_async_context(worker_pool(runtime, agent))
         readiness = Readiness(
             {
@@ -328,6 +336,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             http=settings.http,
             webchat=web,
             api_channel=api,
+            api_model=ServedModel.of(settings.model),
             metrics=metrics,
             admin=AdminBackend(
                 runtime.storage.admin,
@@ -337,6 +346,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 pairing=gateway.access.pairing,
             ),
             reads=runtime.storage.admin,
+            transcripts=runtime.storage.agent,
             adapter_routes=[route for adapter in platforms.values() for route in adapter.http_routes()],
             client_key=client_key,
             new_web_persons=NewPersonBudget(

@@ -6,6 +6,13 @@ the ``RecallSource`` seam, an optional ``agent_core.compression.Compressor``; a 
 ``CompressionOutcome`` when it compressed).
 """
 
+from agent_core.agent.client_context import (
+    ClientTurn,
+    client_context_block,
+    context_line,
+    given_context,
+    with_client_context,
+)
 from agent_core.agent.events import ReplyDelta, ToolFinished, ToolStarted, TurnEvent, TurnFailed, TurnFinished
 from agent_core.agent.fence import fence_recall, sanitize_recall, with_recall
 from agent_core.agent.prompts import SegmentPrompts
@@ -17,6 +24,7 @@ from agent_core.agent.turn import AgentEvent, TurnRunner
 __all__ = [
     "AgentEvent",
     "AgentSettings",
+    "ClientTurn",
     "RecallSource",
     "ReplyDelta",
     "SegmentPrompts",
@@ -29,8 +37,12 @@ __all__ = [
     "TurnObserver",
     "TurnRunner",
     "TurnTools",
+    "client_context_block",
+    "context_line",
     "fence_recall",
+    "given_context",
     "sanitize_recall",
     "screened_recall",
+    "with_client_context",
     "with_recall",
 ]

@@ -33,6 +33,11 @@ def fence_recall(recall: str) -> str:
     return f"{OPEN_TAG}\n{SYSTEM_NOTE}\n\n{recall}\n{CLOSE_TAG}"
 
 
+def has_recall(request_text: str | None) -> bool:
+    """Whether a message's request bytes already end with its recall (recall is always appended last)."""
+    return request_text is not None and request_text.endswith(CLOSE_TAG)
+
+
 def with_recall(user_text: str, recall: str | None) -> str:
     """The request-view text of the current user message: its content plus the fenced recall, if any."""
     if not recall:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from agent_core.actor import Actor
 from agent_core.agent.events import ReplyDelta, ToolFinished, ToolStarted, TurnEvent, TurnFailed, TurnFinished
-from agent_core.agent.fence import with_recall
+from agent_core.agent.fence import has_recall, with_recall
 from agent_core.agent.prompts import SegmentPrompts
 from agent_core.agent.recall import RecallSource, TurnObserver, screened_recall
 from agent_core.agent.settings import AgentSettings
@@ -241,13 +241,17 @@ class TurnRunner:
     async def _attach_recall(
         self, actor: Actor, records: list[MessageRecord], current: MessageRecord
     ) -> list[MessageRecord]:
-        """Fence provider recall onto the current user message's request bytes (stored as api_content)."""
-        if self._recall is None or current.api_content is not None:
+        """Fence provider recall onto the current user message's request bytes (stored as api_content).
+
+        Those bytes may already hold the client's context (the API stores it on arrival); recall goes after
+        it, once: a re-run of the turn finds it there and sends the same bytes again.
+        """
+        if self._recall is None or has_recall(current.api_content):
             return records
         recall = screened_recall(await self._recall.recall(actor, current.content or ""))
         if not recall:
             return records
-        composed = with_recall(current.content or "", recall)
+        composed = with_recall(current.api_content or current.content or "", recall)
         await self._state.set_api_content(current.id, composed)
         return [replace(r, api_content=composed) if r.id == current.id else r for r in records]
 

@@ -46,7 +46,8 @@ _PATTERNS: tuple[tuple[IntentKind, re.Pattern[str]], ...] = (
     ),
 )
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|mine|myself)\b", re.IGNORECASE)
-_FENCE = re.compile(r"<memory-context>.*?</memory-context>", re.DOTALL | re.IGNORECASE)
+# What the gateway appends to a user message's request bytes: recall, and an API client's context.
+_FENCE = re.compile(r"<(memory|client)-context>.*?</\1-context>", re.DOTALL | re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class Intent:
 
 
 def strip_recall_fence(text: str) -> str:
-    """Remove injected recall so only what the user typed is interpreted."""
+    """Remove injected recall and client context so only what the user typed is interpreted."""
     return _FENCE.sub("", text).strip()
 
 

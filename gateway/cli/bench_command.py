@@ -104,6 +104,22 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     growth.set_defaults(handler=run_growth)
 
+    first = kinds.add_parser(
+        "first-token",
+        parents=[common, output],
+        help="time to the first visible token of a streamed reply, and what the gateway adds",
+    )
+    # The routes of bench.first_token.ROUTES (not imported here: it loads the openai SDK).
+    first.add_argument("--via", choices=("v1",), default="v1", help="v1: the OpenAI-compatible API")
+    first.add_argument("--requests", type=_positive, default=100, help="streamed requests measured")
+    first.add_argument(
+        "--first-token-ms", type=float, default=300.0, help="the fake model's delay before its first token"
+    )
+    first.add_argument("--chunks", type=_positive, default=12, help="pieces the fake model sends a reply in")
+    first.add_argument("--warmup", type=_non_negative, default=3, help="requests sent first, not counted")
+    first.add_argument("--users", type=_positive, default=4, help="API users the requests cycle over")
+    first.set_defaults(handler=run_first_token)
+
 
 def run_store(context: CommandContext) -> int:
     args = context.args
@@ -212,6 +228,26 @@ def run_growth(context: CommandContext) -> int:
             args.chats,
             reply_chars=args.reply_chars,
             outbox_keep_days=args.outbox_keep_days,
+        ),
+    )
+
+
+def run_first_token(context: CommandContext) -> int:
+    from bench import first_token
+
+    args = context.args
+    return _emit(
+        args.dir,
+        lambda home: dict(
+            first_token.run(
+                home,
+                via=args.via,
+                requests=args.requests,
+                first_token_ms=args.first_token_ms,
+                chunks=args.chunks,
+                warmup=args.warmup,
+                users=args.users,
+            )
         ),
     )
 

@@ -65,6 +65,9 @@ class InboundMessage:
     Discord message id) and is what the inbound ledger dedupes on. ``caller_waits``: the sender is
     waiting on this very hand-off (an HTTP request to the embedded web chat or API), so a refusal is
     returned to it in the sink's ``InboundOutcome`` instead of being sent later as a notice.
+    ``model_text``: what the model is given for this message instead of its text, when the sender attached
+    request-scoped context to it (the OpenAI-compatible API's system messages and earlier turns); stored as
+    the message's request bytes (``api_content``) only, never shown, searched or remembered as said.
     """
 
     event_id: str
@@ -78,6 +81,7 @@ class InboundMessage:
     attachments: tuple[Attachment, ...] = ()
     sent_at: float | None = None
     caller_waits: bool = False
+    model_text: str | None = None
     raw: object = field(default=None, compare=False, repr=False)
 
     @property

@@ -7,7 +7,14 @@ from gateway.delivery.outbox import Outbox
 from gateway.delivery.outbox_pruner import OutboxPruner
 from gateway.delivery.plain_text import plain_text
 from gateway.delivery.settings import AdapterSettings, ChatRate, DeliverySettings
-from gateway.delivery.streaming import ReplyStream, StreamedMessage, StreamingAgent, StreamRegistry
+from gateway.delivery.streaming import (
+    LiveChannel,
+    ReplyStream,
+    StreamedMessage,
+    StreamingAgent,
+    StreamRegistry,
+    TurnFollower,
+)
 
 __all__ = [
     "AdapterSettings",
@@ -17,6 +24,7 @@ __all__ = [
     "DeliveryLoop",
     "DeliverySettings",
     "FailureHook",
+    "LiveChannel",
     "NoAdapterError",
     "Outbox",
     "OutboxPruner",
@@ -24,5 +32,6 @@ __all__ = [
     "StreamRegistry",
     "StreamedMessage",
     "StreamingAgent",
+    "TurnFollower",
     "plain_text",
 ]

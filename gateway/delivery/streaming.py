@@ -8,6 +8,8 @@ stream edits only spend the chat's budget when a token is free now and one more 
 platform's ``retry_after`` holds the chat (which a rate-limited stream edit also sets); a stream shows at
 most the first rendered chunk, overflow is the final delivery's business;
 a finished stream is handed to the delivery loop through a process-local ``StreamRegistry``.
+A channel whose caller waits on the answer (the OpenAI-compatible API, a ``LiveChannel``) is not edited:
+it follows the turn's events itself, and its final answer still comes from the outbox row.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Collection, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
+from typing import Protocol, Self
 
 from agent_core.actor import Actor
 from agent_core.agent import ReplyDelta, ToolStarted, TurnFailed, TurnFinished
@@ -190,8 +192,23 @@ class ReplyStream:
         return first
 
 
+class TurnFollower(Protocol):
+    def on_event(self, event: object) -> None:
+        """One event of the turn that answers the followed message; must not block."""
+        ...
+
+
+class LiveChannel(Protocol):
+    """A channel whose callers follow the turn that answers them as it runs (in this process)."""
+
+    def follow(self, reply_to: str) -> TurnFollower | None:
+        """Who waits for the answer to the message ``reply_to`` here (None: nobody)."""
+        ...
+
+
 class StreamingAgent:
-    """A ``TurnAgent`` that streams replies on the platforms named in ``streaming`` (which can edit)."""
+    """A ``TurnAgent`` that streams replies on the platforms named in ``streaming`` (which can edit) and
+    hands each turn of a ``live`` channel's platform to the caller that follows it."""
 
     def __init__(
         self,
@@ -203,6 +220,7 @@ class StreamingAgent:
         budgets: ChatBudgets,
         registry: StreamRegistry,
         interval_s: Mapping[str, float] | None = None,
+        live: Mapping[str, LiveChannel] | None = None,
     ) -> None:
         self._agent = agent
         self._queue = queue
@@ -214,16 +232,33 @@ class StreamingAgent:
         self._budgets = budgets
         self._registry = registry
         self._interval_s = dict(interval_s or {})
+        self._live = dict(live or {})
 
     @property
     def platforms(self) -> frozenset[str]:
         return frozenset(self._adapters)
 
     def run(self, actor: Actor) -> AsyncIterator[object]:
+        channel = self._live.get(actor.platform)
+        if channel is not None:
+            return self._followed(actor, channel)
         adapter = self._adapters.get(actor.platform)
         if adapter is None:
             return self._agent.run(actor)
         return self._streamed(actor, adapter)
+
+    async def _followed(self, actor: Actor, channel: LiveChannel) -> AsyncIterator[object]:
+        target = await self._queue.running_target(actor.conversation())
+        follower = channel.follow(target.reply_to) if target is not None and target.reply_to else None
+        events = self._agent.run(actor)
+        try:
+            async for event in events:
+                if follower is not None:
+                    follower.on_event(event)
+                yield event
+        finally:
+            if isinstance(events, AsyncGenerator):
+                await events.aclose()
 
     async def _streamed(self, actor: Actor, adapter: Adapter) -> AsyncIterator[object]:
         conversation_id = actor.conversation()

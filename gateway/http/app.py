@@ -16,7 +16,9 @@ from fastapi import Depends, FastAPI, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from agent_core.llm import ModelSettings
 from gateway.access import NewPersonBudget
+from gateway.api import ApiChannel, ServedModel, Transcripts
 from gateway.config import HttpSettings
 from gateway.contracts import HttpRoute
 from gateway.http.access import BearerGuard, HostCheck, accepted_hosts
@@ -36,20 +38,24 @@ def create_app(
     *,
     http: HttpSettings | None = None,
     webchat: WebChatAdapter | None = None,
-    api_channel: WebChatAdapter | None = None,
+    api_channel: ApiChannel | None = None,
+    api_model: ServedModel | None = None,
     metrics: Metrics | None = None,
     admin: AdminBackend | None = None,
     adapter_routes: Sequence[HttpRoute] = (),
     client_key: ClientKey | None = None,
     new_web_persons: NewPersonBudget | None = None,
     reads: AdminReads | None = None,
+    transcripts: Transcripts | None = None,
 ) -> FastAPI:
     """The gateway's one HTTP app; see the module docstring for what each argument mounts.
 
     ``client_key`` turns cookies and API tokens into account ids (``ClientKey.for_home``; default: a key
     for this process only); ``new_web_persons`` limits new browsers per client address (default: the
     ``rate_limit.new_web_persons`` budget, every browser counted as new);
-    ``reads`` serves the web chat's history and the OpenAI endpoint's usage (none and zero without it).
+    ``reads`` serves the web chat's history and the OpenAI endpoint's stored history and usage (none and
+    zero without it); ``api_model`` is the model ``/v1`` names (default: the offline model), and
+    ``transcripts`` the stored messages it compares a request's earlier turns with.
     """
     settings = http or HttpSettings()
     app = FastAPI(
@@ -94,7 +100,13 @@ def create_app(
         )
         app.include_router(
             openai_router(
-                api_channel, guard, settings.api_reply_timeout_s, client_key=client_key, reads=reads
+                api_channel,
+                guard,
+                settings.api_reply_timeout_s,
+                model=api_model or ServedModel.of(ModelSettings()),
+                client_key=client_key,
+                reads=reads,
+                transcripts=transcripts,
             )
         )
     for route in adapter_routes:

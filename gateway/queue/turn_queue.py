@@ -70,6 +70,7 @@ class TurnQueue:
             content=message.full_text(),
             author=actor.person_id,
             platform_message_id=message.message_id,
+            api_content=message.model_text,
             created_at=message.sent_at,  # None: stamped by the backend's clock
         )
         request = TurnRequest(

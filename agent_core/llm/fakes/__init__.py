@@ -9,7 +9,7 @@ from agent_core.llm.fakes.errors import FakeServerError
 from agent_core.llm.fakes.loopback import LoopbackServer
 from agent_core.llm.fakes.openai_server import FakeOpenAIServer
 from agent_core.llm.fakes.prefix_cache import CacheUsage, PrefixCache
-from agent_core.llm.fakes.provider import FakeProviderServer
+from agent_core.llm.fakes.provider import FakeProviderServer, ReplySource
 from agent_core.llm.fakes.script import FakeHTTPResponse, FakeReply, FakeToolCall, RecordedRequest
 
 __all__ = [
@@ -24,5 +24,6 @@ __all__ = [
     "LoopbackServer",
     "PrefixCache",
     "RecordedRequest",
+    "ReplySource",
     "anthropic_cache_items",
 ]

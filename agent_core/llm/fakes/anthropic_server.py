@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from agent_core.llm.fakes.prefix_cache import PrefixCache, estimate_tokens
-from agent_core.llm.fakes.provider import FakeProviderServer
+from agent_core.llm.fakes.provider import FakeProviderServer, ReplySource
 from agent_core.llm.fakes.script import FakeHTTPResponse, FakeReply, RecordedRequest
 
 __all__ = ["FakeAnthropicServer", "anthropic_cache_items"]
@@ -65,7 +65,7 @@ class FakeAnthropicServer(FakeProviderServer):
         self,
         *,
         api_key: str | None = None,
-        default: FakeReply | None = None,
+        default: ReplySource | None = None,
         cache: PrefixCache | None = None,
     ) -> None:
         super().__init__(api_key=api_key, default=default)

@@ -1,8 +1,9 @@
 """The shared machinery of a fake model provider: a raw ASGI app that records and replies from a script.
 
 Each HTTP request is recorded (method, path, headers, body, arrival time), then answered by the next
-queued :class:`FakeReply` (or ``default`` when the queue is empty): after the reply's delay (cut short
-if the client hangs up), either its HTTP error or the protocol rendering a subclass provides.
+queued :class:`FakeReply` (or ``default`` when the queue is empty) — or by a function of the request that
+returns one (``ReplySource``: an echo, a reply that depends on what was sent): after the reply's delay (cut
+short if the client hangs up), either its HTTP error or the protocol rendering a subclass provides.
 A request with the wrong API key gets the provider's 401 without consuming a reply.
 """
 
@@ -20,11 +21,12 @@ from agent_core.llm.fakes.errors import FakeServerError
 from agent_core.llm.fakes.loopback import LoopbackServer
 from agent_core.llm.fakes.script import FakeHTTPResponse, FakeReply, RecordedRequest
 
-__all__ = ["FakeProviderServer"]
+__all__ = ["FakeProviderServer", "ReplySource"]
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ReplySource = FakeReply | Callable[[RecordedRequest], FakeReply]
 
 
 class FakeProviderServer(ABC):
@@ -33,11 +35,11 @@ class FakeProviderServer(ABC):
     paths: tuple[str, ...] = ()
     provider = "fake"
 
-    def __init__(self, *, api_key: str | None = None, default: FakeReply | None = None) -> None:
+    def __init__(self, *, api_key: str | None = None, default: ReplySource | None = None) -> None:
         self.requests: list[RecordedRequest] = []
         self.api_key = api_key
-        self.default = default or FakeReply()
-        self._replies: deque[FakeReply] = deque()
+        self.default: ReplySource = default or FakeReply()
+        self._replies: deque[ReplySource] = deque()
         self._served = 0
         self._loopback = LoopbackServer(self._asgi)
 
@@ -61,7 +63,7 @@ class FakeProviderServer(ABC):
         return self.origin
 
     # -- script ------------------------------------------------------------------------------
-    def script(self, *replies: FakeReply) -> None:
+    def script(self, *replies: ReplySource) -> None:
         self._replies.extend(replies)
 
     @property
@@ -109,7 +111,8 @@ class FakeProviderServer(ABC):
             return self.error_response(404, "not_found_error", f"no route {request.method} {request.path}")
         if self.api_key is not None and self.presented_key(request) != self.api_key:
             return self.error_response(401, "authentication_error", "invalid x-api-key")
-        reply = self._replies.popleft() if self._replies else self.default
+        source = self._replies.popleft() if self._replies else self.default
+        reply = source if isinstance(source, FakeReply) else source(request)
         self._served += 1
         if reply.delay_s > 0 and await _hung_up_within(receive, reply.delay_s):
             return None

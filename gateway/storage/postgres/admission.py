@@ -192,7 +192,7 @@ async def _hold(conn: Conn, conversation_id: str, job_id: int, message: Prepared
     """Hold a message that arrived mid-turn until its job is claimed (see ``release_pending``)."""
     await conn.execute(
         "INSERT INTO pending_messages(conversation_id, job_id, role, content, author, platform_message_id, "
-        "created_at) VALUES (%s, %s, %s, %s, %s, %s, COALESCE(%s, mg_now()))",
+        "created_at, api_content) VALUES (%s, %s, %s, %s, %s, %s, COALESCE(%s, mg_now()), %s)",
         (
             conversation_id,
             job_id,
@@ -201,6 +201,7 @@ async def _hold(conn: Conn, conversation_id: str, job_id: int, message: Prepared
             message.author,
             message.platform_message_id,
             message.created_at,
+            message.api_content,
         ),
     )
 
@@ -212,7 +213,7 @@ async def release_pending(conn: Conn, conversation_id: str, job_id: int, segment
     """
     cursor = await conn.execute(
         "DELETE FROM pending_messages WHERE conversation_id = %s AND job_id = %s "
-        "RETURNING id, role, content, author, platform_message_id, created_at",
+        "RETURNING id, role, content, author, platform_message_id, created_at, api_content",
         (conversation_id, job_id),
     )
     rows = sorted(await cursor.fetchall(), key=lambda r: int(r[0]))
@@ -228,7 +229,7 @@ async def release_pending(conn: Conn, conversation_id: str, job_id: int, segment
             reasoning=None,
             author=r[3],
             platform_message_id=r[4],
-            api_content=None,
+            api_content=r[6],
             created_at=float(r[5]),
         )
         for r in rows

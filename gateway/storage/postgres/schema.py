@@ -86,11 +86,15 @@ _GATEWAY: tuple[LiteralString, ...] = (
         acquired_at double precision NOT NULL, expires_at double precision NOT NULL,
         generation bigint NOT NULL DEFAULT 1)""",
 )
+# A message held while a turn runs keeps the exact text the model gets for it (an API client's context).
+_HELD_REQUEST_BYTES: tuple[LiteralString, ...] = ("ALTER TABLE pending_messages ADD COLUMN api_content text",)
+
 
 GATEWAY_LADDER = PgLadder(
     owner="gateway",
     version_table="gateway_schema_version",
     migrations=(
         PgMigration(1, "gateway: identity, ledger, queue, outbox, pairing, checkpoints, leases", _GATEWAY),
+        PgMigration(2, "queue: held messages keep their request bytes (api_content)", _HELD_REQUEST_BYTES),
     ),
 )

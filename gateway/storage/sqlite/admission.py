@@ -137,7 +137,7 @@ def _hold(conn: sqlite3.Connection, conversation_id: str, job_id: int, message: 
     """Hold a message that arrived mid-turn until its job is claimed (see ``release_pending``)."""
     conn.execute(
         "INSERT INTO pending_messages(conversation_id, job_id, role, content, author, platform_message_id, "
-        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "created_at, api_content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             conversation_id,
             job_id,
@@ -146,6 +146,7 @@ def _hold(conn: sqlite3.Connection, conversation_id: str, job_id: int, message: 
             message.author,
             message.platform_message_id,
             message.created_at,
+            message.api_content,
         ),
     )
 
@@ -153,7 +154,7 @@ def _hold(conn: sqlite3.Connection, conversation_id: str, job_id: int, message: 
 def release_pending(conn: sqlite3.Connection, conversation_id: str, job_id: int) -> None:
     """Move the job's held messages into the tip segment, in arrival order, after everything there."""
     rows = conn.execute(
-        "SELECT role, content, author, platform_message_id, created_at FROM pending_messages "
+        "SELECT role, content, author, platform_message_id, created_at, api_content FROM pending_messages "
         "WHERE conversation_id = ? AND job_id = ? ORDER BY id",
         (conversation_id, job_id),
     ).fetchall()
@@ -169,7 +170,7 @@ def release_pending(conn: sqlite3.Connection, conversation_id: str, job_id: int)
             reasoning=None,
             author=r[2],
             platform_message_id=r[3],
-            api_content=None,
+            api_content=r[5],
             created_at=float(r[4]),
         )
         for r in rows

@@ -120,6 +120,9 @@ _ADAPTER_LEASES = (
         expires_at REAL NOT NULL, generation INTEGER NOT NULL DEFAULT 1) WITHOUT ROWID""",
 )
 
+# A message held while a turn runs keeps the exact text the model gets for it (an API client's context).
+_HELD_REQUEST_BYTES = ("ALTER TABLE pending_messages ADD COLUMN api_content TEXT",)
+
 
 GATEWAY_LADDER = Ladder(
     owner="gateway",
@@ -135,5 +138,6 @@ GATEWAY_LADDER = Ladder(
         Migration(7, "outbox: rows of one chat, for chat windows' history", _CHAT_NOTICES),
         Migration(8, "outbox: chat history index under its own name; delivered rows by age", _OUTBOX_READS),
         Migration(9, "adapters: leases, so a polling or socket adapter runs in one process", _ADAPTER_LEASES),
+        Migration(10, "queue: held messages keep their request bytes (api_content)", _HELD_REQUEST_BYTES),
     ),
 )

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.actor import Actor
-from agent_core.agent import TurnFinished
+from agent_core.agent import ClientTurn, TurnFinished, client_context_block, with_client_context
 from agent_core.llm import ScriptedClient, ScriptStep
-from agent_core.storage import Principal
+from agent_core.storage import NewMessage, Principal
 
 from .harness import agent_harness
 
@@ -81,3 +81,24 @@ async def test_system_prompt_is_frozen_for_the_segment_and_memory_shows_in_the_n
         client.add(ScriptStep.reply("hello again"))
         await agent.say(fresh.id, "new chat")
         assert "Ada rows" in client.requests[-1].system
+
+
+async def test_client_context_on_the_request_bytes_gets_recall_after_it_once(home: Path) -> None:
+    block = client_context_block(["Answer in French."], [ClientTurn("user", "hi")], budget_chars=1_000)
+    composed = with_client_context("how is my cat?", block)
+    client = ScriptedClient([ScriptStep.reply("Bien."), ScriptStep.reply("Oui.")])
+    async with agent_harness(home, client, recall=NotebookRecall()) as agent:
+        conversation = await agent.conversation()
+        tip = await agent.state.resolve_tip(conversation)
+        said = NewMessage(role="user", content="how is my cat?", author="ada", api_content=composed)
+        await agent.state.append_message(tip.id, said)
+        [
+            event
+            async for event in agent.runner.run(Actor("ada", conversation_id=conversation, platform="test"))
+        ]
+        sent = client.requests[0].messages[-1].content
+        assert sent.startswith(composed + "\n\n<memory-context>\n") and sent.endswith("</memory-context>")
+        assert sent.count("<memory-context>") == 1 and sent.count("<client-context>") == 1
+        await agent.say(conversation, "still there?")
+        assert client.requests[1].messages[0].content == sent, "later turns replay the same bytes"
+        assert (await agent.messages(conversation))[0].content == "how is my cat?"

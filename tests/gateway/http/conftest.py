@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 
 from gateway.access import NewPersonBudget
+from gateway.api import ApiChannel
 from gateway.config import Home, HttpSettings, Settings
 from gateway.http import AdminBackend, Metrics, PairingBook, Readiness, adapters_probe, create_app, serve_http
 from gateway.identity import ClientKey
@@ -31,7 +32,7 @@ class Gateway:
     runtime: Runtime
     app: FastAPI
     web: WebChatAdapter
-    api: WebChatAdapter
+    api: ApiChannel
     turns: InlineTurns
     metrics: Metrics
     base_url: str = ""
@@ -81,7 +82,7 @@ def build_app(
     **http_settings: Any,
 ) -> Gateway:
     """Every part mounted; ``http_settings`` are further ``HttpSettings`` fields (e.g. ``allowed_hosts``)."""
-    web, api = WebChatAdapter("web"), WebChatAdapter("api")
+    web, api = WebChatAdapter("web"), ApiChannel()
     turns = InlineTurns(runtime, {"web": web, "api": api})
     reads = runtime.storage.admin
     metrics = Metrics(reads, store_stats=runtime.storage.stats)

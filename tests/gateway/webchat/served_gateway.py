@@ -20,6 +20,7 @@ from agent_core.llm import LLMRequest
 from agent_core.llm.events import LLMEvent
 from agent_core.llm.scripted import ScriptedClient
 from gateway.access import NewPersonBudget
+from gateway.api import ApiChannel
 from gateway.config import Home, Settings
 from gateway.delivery import DeliveryLoop
 from gateway.http import AdminBackend, Readiness, adapters_probe, create_app, serve_http
@@ -71,7 +72,7 @@ class HeldClient:
 class Served:
     runtime: Runtime
     web: WebChatAdapter
-    api: WebChatAdapter
+    api: ApiChannel
     model: HeldClient
     base_url: str
 
@@ -102,7 +103,7 @@ async def served(home: Path, settings: Settings | None = None) -> AsyncIterator[
     model = HeldClient()
     async with open_runtime(Home(home), settings, client=model) as runtime:
         gateway = build_gateway(runtime)
-        web, api = WebChatAdapter("web"), WebChatAdapter("api")
+        web, api = WebChatAdapter("web"), ApiChannel()
         client_key = ClientKey.for_home(home)
         await rekey_legacy_web_accounts(runtime.storage.identity, client_key)
         adapters = {"web": web, "api": api}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 from typing import TYPE_CHECKING
@@ -169,6 +170,19 @@ async def test_messages_sent_during_a_turn_wait_and_join_the_next_turn_in_order(
     ]
     rows = await storage.outbox.for_conversation(running.conversation_id)
     assert [(row.kind, row.text) for row in rows] == [("ack", QUEUE_WHEN_BUSY.ack_text), ("reply", "r1")]
+
+
+async def test_a_held_message_keeps_the_text_its_model_gets(storage: Storage) -> None:
+    queue = repo(storage)
+    await queue.enqueue(request("m1", event="e1"), QUEUE_WHEN_BUSY)
+    running = await claim_one(queue, "w1")
+    held = request("m2", event="e2")
+    with_context = replace(held, message=replace(held.message, api_content="m2 <client-context>…"))
+    await queue.enqueue(with_context, QUEUE_WHEN_BUSY)
+    assert await queue.finish(running.id, "w1", state="done", reply=reply("r1"))
+    await claim_one(queue, "w2")
+    said = (await agent(storage).conversation_messages(running.conversation_id))[-1]
+    assert (said.content, said.api_content) == ("m2", "m2 <client-context>…")
 
 
 async def test_another_sender_in_a_shared_conversation_waits_for_a_turn_of_their_own(

@@ -1,0 +1,21 @@
+"""``mnemogate bench first-token`` runs a real ``serve`` against a fake streaming model; prints figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.gateway.cli.test_cli import mnemogate
+
+
+def test_bench_first_token_reports_what_the_gateway_adds_through_v1(tmp_path: Path) -> None:
+    result = mnemogate(
+        *("bench", "first-token", "--requests", "3", "--warmup", "1", "--first-token-ms", "50"),
+        *("--chunks", "3", "--json", "--dir", str(tmp_path)),
+    )
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    assert figures["via"] == "v1" and figures["requests"] == 3 and figures["model_delay_ms"] == 50
+    for kind in ("direct", "first_token", "added"):
+        assert figures[f"{kind}_p50_ms"] <= figures[f"{kind}_p99_ms"] <= figures[f"{kind}_max_ms"]
+    assert figures["first_token_p50_ms"] >= figures["model_delay_ms"], "no token before the model's first"
