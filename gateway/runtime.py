@@ -55,7 +55,7 @@ from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
 from gateway.queue.turn_lane import TurnAgent
 from gateway.startup_notes import startup_notes
 from gateway.storage import Storage, open_storage
-from gateway.webchat import WebChatAdapter
+from gateway.webchat import STREAM_INTERVAL_S, BrowserChat, WebChatAdapter
 
 _LOG = logging.getLogger("mnemogate.runtime")
 
@@ -250,18 +250,29 @@ def supervised(adapters: Mapping[str, Adapter], options: Mapping[str, AdapterSet
 
 
 def streaming_agent(
-    runtime: Runtime, adapters: Mapping[str, Adapter], delivery: DeliveryLoop, streams: StreamRegistry
+    runtime: Runtime,
+    adapters: Mapping[str, Adapter],
+    delivery: DeliveryLoop,
+    streams: StreamRegistry,
+    web: BrowserChat | None = None,
 ) -> StreamingAgent:
-    """The turn loop with streamed replies on the adapters configured with ``streaming: true``."""
+    """The turn loop with streamed replies on the adapters configured with ``streaming: true``, and always
+    on the web chat ``web`` (with its activity: thinking, the tool in use)."""
     configured = runtime.settings.adapters
+    streaming = {name for name, options in configured.items() if options.enabled and options.streaming}
+    intervals = {name: options.streaming_interval_s for name, options in configured.items()}
+    if web is not None:
+        adapters, streaming = {**adapters, web.name: web}, {*streaming, web.name}
+        intervals[web.name] = STREAM_INTERVAL_S
     return StreamingAgent(
         runtime.agent,
         queue=runtime.storage.queue,
         adapters=adapters,
-        streaming={name for name, options in configured.items() if options.enabled and options.streaming},
+        streaming=streaming,
         budgets=delivery.budgets,
         registry=streams,
-        interval_s={name: options.streaming_interval_s for name, options in configured.items()},
+        interval_s=intervals,
+        activity={web.name: web} if web is not None else None,
     )
 
 
@@ -278,7 +289,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             metrics.watch_provider(settings.memory.provider.name, lambda: not providers.health().degraded)
         gateway = build_gateway(runtime, count_inbound=metrics.count_inbound)
         stack.push_async_callback(gateway.pipeline.drain)  # last out: slow commands finish or are cancelled
-        web, api = WebChatAdapter("web"), WebChatAdapter("api")
+        web, api = BrowserChat(), WebChatAdapter("api")
         client_key = ClientKey.for_home(home.root)  # cookies and API tokens become account ids
         await rekey_legacy_web_accounts(runtime.storage.identity, client_key)
         await stack.enter_async_context(runtime.wakeups())  # other hosts' jobs and replies wake us
@@ -311,7 +322,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             )
         )
         # Only this in-process pool streams: it runs beside the adapters; worker processes deliver normally.
-        agent = streaming_agent(runtime, platforms, delivery, streams)
+        agent = streaming_agent(runtime, platforms, delivery, streams, web)
         pool = await stack.enter_async_context(worker_pool(runtime, agent))
         readiness = Readiness(
             {

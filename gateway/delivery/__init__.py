@@ -7,7 +7,13 @@ from gateway.delivery.outbox import Outbox
 from gateway.delivery.outbox_pruner import OutboxPruner
 from gateway.delivery.plain_text import plain_text
 from gateway.delivery.settings import AdapterSettings, ChatRate, DeliverySettings
-from gateway.delivery.streaming import ReplyStream, StreamedMessage, StreamingAgent, StreamRegistry
+from gateway.delivery.streaming import (
+    ReplyStream,
+    StreamedMessage,
+    StreamingAgent,
+    StreamRegistry,
+    TurnActivity,
+)
 
 __all__ = [
     "AdapterSettings",
@@ -24,5 +30,6 @@ __all__ = [
     "StreamRegistry",
     "StreamedMessage",
     "StreamingAgent",
+    "TurnActivity",
     "plain_text",
 ]

@@ -193,6 +193,7 @@ class InboundPipeline:
                 idempotency_key=f"cmd:{message.platform}:{message.event_id}",
                 kind="command",
                 reply_to=message.message_id,
+                request_text=message.text,
             )
 
         if command.slow:

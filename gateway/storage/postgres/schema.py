@@ -92,5 +92,10 @@ GATEWAY_LADDER = PgLadder(
     version_table="gateway_schema_version",
     migrations=(
         PgMigration(1, "gateway: identity, ledger, queue, outbox, pairing, checkpoints, leases", _GATEWAY),
+        PgMigration(
+            2,
+            "outbox: the command text of a command reply (web chat history)",
+            ("ALTER TABLE outbox ADD COLUMN request_text text",),
+        ),
     ),
 )

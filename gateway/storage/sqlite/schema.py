@@ -121,6 +121,10 @@ _ADAPTER_LEASES = (
 )
 
 
+# A command reply keeps the command as written, so a chat window shows both after a reload.
+_COMMAND_TEXT = ("ALTER TABLE outbox ADD COLUMN request_text TEXT",)
+
+
 GATEWAY_LADDER = Ladder(
     owner="gateway",
     version_table="gateway_schema_version",
@@ -135,5 +139,6 @@ GATEWAY_LADDER = Ladder(
         Migration(7, "outbox: rows of one chat, for chat windows' history", _CHAT_NOTICES),
         Migration(8, "outbox: chat history index under its own name; delivered rows by age", _OUTBOX_READS),
         Migration(9, "adapters: leases, so a polling or socket adapter runs in one process", _ADAPTER_LEASES),
+        Migration(10, "outbox: the command text of a command reply (web chat history)", _COMMAND_TEXT),
     ),
 )
