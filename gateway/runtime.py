@@ -56,6 +56,7 @@ from gateway.queue.turn_lane import TurnAgent
 from gateway.startup_notes import startup_notes
 from gateway.storage import Storage, open_storage
 from gateway.webchat import STREAM_INTERVAL_S, BrowserChat, WebChatAdapter
+from gateway.webchat.person_services import PersonServices
 
 _LOG = logging.getLogger("mnemogate.runtime")
 
@@ -276,6 +277,20 @@ def streaming_agent(
     )
 
 
+def web_people(runtime: Runtime) -> PersonServices:
+    """What the web chat's person may read and change of their own (conversations, search, memory)."""
+    storage = runtime.storage
+    return PersonServices(
+        platform="web",
+        chats=storage.chats,
+        identity=storage.identity,
+        memory=runtime.memory,
+        search=runtime.search,
+        queue=storage.queue,
+        conversation_ended=runtime.providers.conversation_ended,
+    )
+
+
 async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
     """Run HTTP, adapters, delivery and an in-process worker pool until a stop signal."""
     configure_logging(settings.log, secrets=settings.secret_values())
@@ -353,6 +368,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             new_web_persons=NewPersonBudget(
                 runtime.storage.identity, settings.rate_limit.new_persons_budget()
             ),
+            people=web_people(runtime),
         )
         await stack.enter_async_context(serve_http(app, host, port))
         # First out: web chat streams and long polls end before HTTP waits for open connections (the

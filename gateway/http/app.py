@@ -29,6 +29,7 @@ from gateway.http.webchat_routes import webchat_router
 from gateway.identity import ClientKey
 from gateway.storage.admin_reads import AdminReads
 from gateway.webchat import WebChatAdapter
+from gateway.webchat.person_services import PersonServices
 
 
 def create_app(
@@ -43,13 +44,15 @@ def create_app(
     client_key: ClientKey | None = None,
     new_web_persons: NewPersonBudget | None = None,
     reads: AdminReads | None = None,
+    people: PersonServices | None = None,
 ) -> FastAPI:
     """The gateway's one HTTP app; see the module docstring for what each argument mounts.
 
     ``client_key`` turns cookies and API tokens into account ids (``ClientKey.for_home``; default: a key
     for this process only); ``new_web_persons`` limits new browsers per client address (default: the
     ``rate_limit.new_web_persons`` budget, every browser counted as new);
-    ``reads`` serves the web chat's history and the OpenAI endpoint's usage (none and zero without it).
+    ``reads`` serves the web chat's history and the OpenAI endpoint's usage (none and zero without it);
+    ``people`` the web chat's window, conversations, search and memory view (``PersonServices``).
     """
     settings = http or HttpSettings()
     app = FastAPI(
@@ -84,7 +87,9 @@ def create_app(
 
     if webchat is not None:
         app.include_router(
-            webchat_router(webchat, client_key=client_key, new_persons=new_web_persons, reads=reads)
+            webchat_router(
+                webchat, client_key=client_key, new_persons=new_web_persons, reads=reads, people=people
+            )
         )
     if admin is not None:
         app.include_router(admin_router(admin, BearerGuard([settings.admin_token], "admin API")))
