@@ -9,7 +9,8 @@ platform's ``retry_after`` holds the chat (which a rate-limited stream edit also
 most the first rendered chunk, overflow is the final delivery's business;
 a finished stream is handed to the delivery loop through a process-local ``StreamRegistry``. A platform
 with a ``TurnActivity`` listener (the web chat) also hears what the turn is doing — thinking, writing, the
-tool in use — and ``done`` once it ends in any way (answered, failed, stopped or cut), best effort.
+tool in use (until the model writes again) — and ``done`` once it ends in any way (answered, failed,
+stopped or cut), best effort.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from types import TracebackType
 from typing import Protocol, Self
 
 from agent_core.actor import Actor
-from agent_core.agent import ReplyDelta, ToolFinished, ToolStarted, TurnFailed, TurnFinished
+from agent_core.agent import ReplyDelta, ToolStarted, TurnFailed, TurnFinished
 from gateway.contracts import Adapter, ChatRef, OutboundMessage, SendError
 from gateway.queue.signals import wait_signal
 from gateway.queue.turn_lane import TurnAgent
@@ -301,8 +302,6 @@ class StreamingAgent:
         elif isinstance(event, ToolStarted):
             stream.new_step()
             await progress.show("tool", event.name)
-        elif isinstance(event, ToolFinished):
-            await progress.show("thinking")
         elif isinstance(event, TurnFinished | TurnFailed):
             streamed = await stream.finish()
             if streamed is not None:

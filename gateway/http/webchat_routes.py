@@ -122,15 +122,17 @@ def _history_item(row: MessageRow) -> dict[str, object]:
 
 def _notice_items(found: CommandNotice) -> list[dict[str, object]]:
     notice = found.notice
+    # Named as its delivery is (``<outbox key>#0``), so a notice read here and streamed too shows once.
+    name = f"{found.key}#0" if found.key else f"n{notice.id}"
     items: list[dict[str, object]] = []
     if found.request_text:
         text = found.request_text
         items.append(
-            {"id": f"c{notice.id}", "role": "user", "kind": "command", "text": text,
+            {"id": f"c:{name}", "role": "user", "kind": "command", "text": text,
              "html": plain_html(text), "at": notice.created_at}
         )  # fmt: skip
     items.append(
-        {"id": f"n{notice.id}", "role": "assistant", "kind": "notice", "text": notice.text,
+        {"id": name, "role": "assistant", "kind": "notice", "text": notice.text,
          "html": render_html(notice.text), "at": notice.created_at}
     )  # fmt: skip
     return items

@@ -51,10 +51,12 @@ class ChatConversation:
 
 @dataclass(frozen=True, slots=True)
 class CommandNotice:
-    """A command reply or notice sent to the chat, with the command text that asked for it (if any)."""
+    """A command reply or notice sent to the chat, with the command text that asked for it (if any) and
+    its outbox idempotency key (a chat window names the notice as its delivery does: ``<key>#0``)."""
 
     notice: ChatNotice
     request_text: str | None
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

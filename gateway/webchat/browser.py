@@ -2,7 +2,8 @@
 the chat's current activity ("thinking…", the tool in use) published to its feed.
 
 Invariants: everything this channel publishes is HTML from ``render_html`` (a reply, a notice, each
-streamed snapshot), so the page never renders Markdown or sanitises anything itself; a streamed reply is
+streamed snapshot), passed through the sanitiser once more on the way out, so the page never renders
+Markdown or sanitises anything itself; a streamed reply is
 one feed item (its key, kind "stream") replaced as it grows, and the delivery loop's final edit replaces it
 with the rendering of the stored reply, so what stays on screen is what state.db holds; a chat has at
 most one activity item, replaced on every change, and ``done`` ends it.
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from gateway.contracts import Capabilities, ChatRef, OutboundMessage, SendReceipt
 from gateway.webchat.adapter import WebChatAdapter
 from gateway.webchat.feed import ChatFeed
-from gateway.webchat.rendering import render_html
+from gateway.webchat.rendering import render_html, sanitise_html
 
 BROWSER_CAPABILITIES = Capabilities(max_text_length=400_000, can_edit=True)
 """Room for a long reply's HTML in one message, and edits: the stream and its final edit."""
@@ -53,15 +54,16 @@ class BrowserChat(WebChatAdapter):
         return [render_html(markdown)]
 
     async def send(self, message: OutboundMessage) -> SendReceipt:
-        await self.feed.publish(
-            message.chat.chat_id, message.idempotency_key, message.text, kind=message.kind
-        )
+        # Rendered by ``render`` already; sanitised again so no path can put unchecked HTML on the page.
+        html = sanitise_html(message.text)
+        await self.feed.publish(message.chat.chat_id, message.idempotency_key, html, kind=message.kind)
         self._last_send_at = time.time()
         return SendReceipt(platform_message_id=message.idempotency_key)
 
     async def edit(self, chat: ChatRef, platform_message_id: str, text: str) -> None:
         """A streamed reply grew, or became the final reply: the page replaces it in place."""
-        await self.feed.publish(chat.chat_id, platform_message_id, text, kind="stream", replace=True)
+        html = sanitise_html(text)
+        await self.feed.publish(chat.chat_id, platform_message_id, html, kind="stream", replace=True)
         self._last_send_at = time.time()
 
     async def activity(self, chat: ChatRef, state: str, tool: str | None = None) -> None:

@@ -70,6 +70,11 @@ def render_html(markdown: str) -> str:
     return _CLEANER.clean(_PARSER.render(markdown)).strip()
 
 
+def sanitise_html(html: str) -> str:
+    """``html`` cut down to what ``render_html`` may produce (idempotent on its output)."""
+    return _CLEANER.clean(html)
+
+
 def plain_html(text: str) -> str:
     """Text shown as written (a person's own message): escaped, line breaks kept."""
     return escape(text).replace("\n", "<br>")

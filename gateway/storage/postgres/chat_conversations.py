@@ -10,6 +10,9 @@ keys still guards "one live conversation per key"; every time stored is the serv
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from agent_core.storage.postgres.conversations import (
     end_conversation,
     get_conversation,
@@ -68,12 +71,12 @@ async def command_notices(
     """The newest ``limit`` command replies and notices for ``chat_ref`` since ``since``, oldest first (a
     chat's outbox ids follow commit order: its queuing lock)."""
     cursor = await conn.execute(
-        "SELECT id, text, created_at, request_text FROM outbox WHERE chat_ref = %s AND created_at >= %s "
-        "AND kind = ANY(%s) ORDER BY id DESC LIMIT %s",
+        "SELECT id, text, created_at, request_text, idempotency_key FROM outbox "
+        "WHERE chat_ref = %s AND created_at >= %s AND kind = ANY(%s) ORDER BY id DESC LIMIT %s",
         (chat_ref, since, list(NOTICE_KINDS), _clamp(limit)),
     )
     rows = await cursor.fetchall()
-    return tuple(CommandNotice(ChatNotice(int(r[0]), str(r[1]), float(r[2])), r[3]) for r in reversed(rows))
+    return tuple(_notice(r) for r in reversed(rows))
 
 
 async def chat_window(conn: Conn, key_prefix: str, chat_ref: str, limit: int) -> ChatWindow:
@@ -143,3 +146,7 @@ class PgChatConversations:
     async def reopen(self, key_prefix: str, conversation_id: str) -> Reopened | None:
         prefix_range(key_prefix)
         return await self._db.run_write(lambda c: reopen_conversation(c, key_prefix, conversation_id))
+
+
+def _notice(row: Sequence[Any]) -> CommandNotice:
+    return CommandNotice(ChatNotice(int(row[0]), str(row[1]), float(row[2])), row[3], row[4])

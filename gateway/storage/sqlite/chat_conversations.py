@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Sequence
+from typing import Any
 
 from agent_core.storage.sqlite import StateStore
 from agent_core.storage.sqlite.conversations import end_conversation, get_conversation, live_conversation
@@ -67,11 +69,11 @@ def command_notices(
     """The newest ``limit`` command replies and notices for ``chat_ref`` since ``since``, oldest first."""
     marks = ", ".join("?" for _ in NOTICE_KINDS)
     rows = conn.execute(
-        f"""SELECT id, text, created_at, request_text FROM outbox
+        f"""SELECT id, text, created_at, request_text, idempotency_key FROM outbox
             WHERE chat_ref = ? AND created_at >= ? AND kind IN ({marks}) ORDER BY id DESC LIMIT ?""",
         (chat_ref, since, *NOTICE_KINDS, _clamp(limit)),
     ).fetchall()
-    return tuple(CommandNotice(ChatNotice(int(r[0]), str(r[1]), float(r[2])), r[3]) for r in reversed(rows))
+    return tuple(_notice(r) for r in reversed(rows))
 
 
 def chat_window(conn: sqlite3.Connection, key_prefix: str, chat_ref: str, limit: int) -> ChatWindow:
@@ -148,3 +150,7 @@ class SqliteChatConversations:
         return await self._state.run_write(
             lambda c: reopen_conversation(c, key_prefix, conversation_id, time.time())
         )
+
+
+def _notice(row: Sequence[Any]) -> CommandNotice:
+    return CommandNotice(ChatNotice(int(row[0]), str(row[1]), float(row[2])), row[3], row[4])
