@@ -193,6 +193,7 @@ def build_gateway(runtime: Runtime, *, count_inbound: Callable[[str, str], None]
         commands=BuiltinCommands(services).table,
         sessions=settings.sessions,
         observer=count_inbound,
+        conversations=runtime.storage.agent,
     )
     return Gateway(queue, outbox, access, pipeline)
 

@@ -61,8 +61,9 @@ class CommandNotice:
 
 @dataclass(frozen=True, slots=True)
 class ChatWindow:
-    """What the chat shows now: the live conversation's tip transcript and the notices sent since it became
-    live (it began, or was reopened); without a live one, the notices since the last one ended."""
+    """What the chat shows now: the live conversation's tip transcript, the command replies and notices
+    filed under it, and those filed under no conversation since it became live (began, or was reopened);
+    without a live one, the notices since the last one ended."""
 
     conversation_id: str | None
     transcript: tuple[MessageRow, ...]

@@ -95,9 +95,19 @@
   function refreshEmpty() { $("empty").hidden = log.children.length > 0; }
 
   function receive(item) {
-    if (item.type === "activity") return setActivity(item.state, item.label);
+    if (item.type === "activity") {
+      setActivity(item.state, item.label);
+      if (item.state === "done") refreshListSoon();
+      return;
+    }
     show(item);
     if (["reply", "error"].includes(item.kind)) setActivity("done");
+    if (item.kind !== "stream") refreshListSoon(); // a first message names the conversation
+  }
+
+  function refreshListSoon() {
+    clearTimeout(state.listTimer);
+    state.listTimer = setTimeout(loadConversations, 150);
   }
 
   // --- the turn's activity ------------------------------------------------------------------------------
@@ -216,6 +226,7 @@
   }
 
   async function loadConversations() {
+    if (state.renaming) return;
     let body;
     try { body = await api("/api/chat/conversations"); } catch (err) { return; }
     const list = $("conversations");
@@ -257,29 +268,37 @@
   }
 
   function startRename(li, c) {
+    state.renaming = true;
+    const done = () => { state.renaming = false; loadConversations(); };
     const field = document.createElement("input");
     field.value = c.title;
     field.setAttribute("aria-label", "New name");
     li.replaceChildren(field);
     field.focus();
     field.select();
+    let saving = false;
     field.addEventListener("keydown", async (event) => {
-      if (event.key === "Escape") return loadConversations();
+      if (event.key === "Escape") return done();
       if (event.key !== "Enter") return;
+      saving = true;
       try { await api("/api/chat/conversations/" + encodeURIComponent(c.id), json("PATCH", { title: field.value })); }
-      finally { loadConversations(); }
+      catch (err) { setStatus("could not rename it: " + err.message, "disconnected"); }
+      finally { done(); }
     });
-    field.addEventListener("blur", () => setTimeout(loadConversations, 200));
+    field.addEventListener("blur", () => { if (!saving) done(); });
   }
 
   async function search(query) {
     const box = $("search-results");
+    const seq = (state.searchSeq = (state.searchSeq || 0) + 1); // only the newest search shows
     box.textContent = "";
     box.hidden = !query;
     if (!query) return;
     let body;
     try { body = await api("/api/chat/search?q=" + encodeURIComponent(query)); }
-    catch (err) { box.textContent = "Search failed: " + err.message; return; }
+    catch (err) { if (seq === state.searchSeq) box.textContent = "Search failed: " + err.message; return; }
+    if (seq !== state.searchSeq) return;
+    box.textContent = "";
     if (!body.results.length) { box.textContent = "Nothing found for “" + query + "”."; return; }
     for (const r of body.results) {
       const hit = document.createElement("button");
@@ -391,7 +410,7 @@
       input.focus();
     });
     $("search-form").addEventListener("submit", (event) => { event.preventDefault(); search($("search").value.trim()); });
-    $("search").addEventListener("search", () => search($("search").value.trim()));
+    $("search").addEventListener("search", () => { if (!$("search").value) search(""); });
     $("memory-open").addEventListener("click", () => { closeSidebar(); $("memory").showModal(); loadMemory(); });
     $("memory-close").addEventListener("click", () => $("memory").close());
     $("open-side").addEventListener("click", () => {

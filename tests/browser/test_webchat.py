@@ -7,7 +7,6 @@ own browser context, so each is a new visitor with its own cookie unless it says
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -93,6 +92,7 @@ def test_a_markdown_reply_streams_in_steps_shows_its_tool_and_renders_tables_and
     assert "monospace" in reply.locator("pre code").evaluate("e => getComputedStyle(e).fontFamily")
     link = reply.locator("a", has_text="the docs")
     assert link.get_attribute("rel") == "noopener noreferrer" and link.get_attribute("target") == "_blank"
+    screenshot(page, "webchat-markdown")
     reply.locator("button.copy").click()
     page.wait_for_function("document.querySelector('button.copy').textContent === 'Copied'")
     assert page.evaluate("navigator.clipboard.readText()") == 'print("ready")\n'
@@ -130,4 +130,150 @@ def test_model_output_cannot_run_script_or_load_anything(browser: Browser, world
     assert "<img src=x" in page.locator(".msg.assistant pre code").inner_text()  # shown, not run
     assert log.locator(f'a[href="{beacon}"]').count() == 1  # the image is a link: loaded only on a click
     assert not [r for r in world.model.requests if r.path == "/beacon.png"]
+    page.context.close()
+
+
+def _log_text(page: Page) -> str:
+    return str(page.locator("#log").inner_text())
+
+
+def _wait_text(page: Page, text: str) -> None:
+    page.wait_for_function("t => document.getElementById('log').innerText.includes(t)", arg=text)
+
+
+def _wait_new_chat(page: Page, old: str) -> None:
+    """The new conversation is on screen: its notice shown, the old one's ``old`` text gone."""
+    page.wait_for_function(
+        "old => { const t = document.getElementById('log').innerText;"
+        " return t.includes('Started a new conversation') && !t.includes(old); }",
+        arg=old,
+    )
+
+
+def _conversation_titles(page: Page) -> list[str]:
+    return list(page.locator("#conversations .open span").all_inner_texts())
+
+
+def test_new_chat_switch_back_continue_rename_search_and_reload(browser: Browser, world: ChatWorld) -> None:
+    page = _open(browser, world)
+    world.model.script(FakeReply.say("Alpha answer."))
+    _send(page, "first topic alpha")
+    _wait_text(page, "Alpha answer.")
+    _send(page, "/status")
+    _wait_text(page, "Segments: 1")
+    page.click("#new-chat")
+    _wait_new_chat(page, "Alpha answer.")
+    world.model.script(FakeReply.say("Beta answer."))
+    _send(page, "second topic beta")
+    _wait_text(page, "Beta answer.")
+    page.locator("#conversations .open span", has_text="second topic beta").wait_for()
+    assert _conversation_titles(page) == ["second topic beta", "first topic alpha"]
+
+    page.locator("#conversations .open", has_text="first topic alpha").click()
+    _wait_text(page, "Alpha answer.")
+    assert "Beta answer." not in _log_text(page) and "Segments: 1" in _log_text(page)
+    world.model.script(FakeReply.say("Alpha again."))
+    _send(page, "more on alpha")
+    _wait_text(page, "Alpha again.")
+    last_request = world.model.requests[-1].body
+    assert "first topic alpha" in str(last_request["messages"])  # continued with its history
+
+    page.locator("#conversations li", has_text="first topic alpha").locator(".rename").click()
+    page.fill("#conversations input", "Alpha trip")
+    page.keyboard.press("Enter")
+    page.locator("#conversations .open span", has_text="Alpha trip").wait_for()
+
+    page.reload()
+    page.wait_for_selector(".msg.assistant")
+    text = _log_text(page)
+    everything = ("first topic alpha", "Alpha answer.", "/status", "Segments: 1", "more on alpha", "again.")
+    assert [line for line in everything if line not in text] == []
+    assert "Beta answer." not in text
+    assert _conversation_titles(page) == ["Alpha trip", "second topic beta"]
+    assert page.locator("#title").inner_text() == "Alpha trip"
+
+    page.fill("#search", "beta")
+    page.keyboard.press("Enter")
+    page.locator("#search-results button", has_text="second topic beta").click()
+    _wait_text(page, "Beta answer.")
+    assert "Alpha answer." not in _log_text(page)
+    page.context.close()
+
+
+def test_deleting_a_memory_entry_keeps_it_out_of_the_next_conversations_prompt(
+    browser: Browser, world: ChatWorld
+) -> None:
+    page = _open(browser, world)
+    remember = FakeToolCall("memory", {"action": "add", "target": "user", "content": "Prefers green tea"})
+    world.model.script(FakeReply(tool_calls=(remember,)), FakeReply.say("Noted."))
+    _send(page, "I like green tea, remember it")
+    _wait_text(page, "Noted.")
+    page.click("#new-chat")
+    _wait_new_chat(page, "Noted.")
+    world.model.script(FakeReply.say("Hello again."))
+    _send(page, "hello")
+    _wait_text(page, "Hello again.")
+    assert "Prefers green tea" in world.model.system_prompts()[-1]
+
+    page.click("#memory-open")
+    entry = page.locator("#memory .store li", has_text="Prefers green tea")
+    entry.wait_for()
+    assert page.locator("#memory .store").first.locator(".usage").inner_text().startswith("17 / ")
+    entry.locator("button.delete").click()
+    entry.locator("button.delete", has_text="Really delete?").click()
+    entry.wait_for(state="detached")
+    assert "Nothing yet." in page.locator("#memory .store").first.inner_text()
+    page.click("#memory-close")
+
+    page.click("#new-chat")
+    _wait_new_chat(page, "Hello again.")
+    world.model.script(FakeReply.say("Fresh start."))
+    _send(page, "what do you know?")
+    _wait_text(page, "Fresh start.")
+    prompt = world.model.system_prompts()[-1]
+    assert "Prefers green tea" not in prompt and "USER PROFILE" not in prompt
+    page.context.close()
+
+
+def test_on_a_phone_the_chat_fits_and_the_conversations_open_from_the_menu(
+    browser: Browser, world: ChatWorld
+) -> None:
+    page = _open(browser, world, **PHONE)
+    assert page.locator("#sidebar").evaluate("e => e.getBoundingClientRect().right") <= 0  # tucked away
+    world.model.script(FakeReply.say("A reply that fits on a small screen, with `code` in it."))
+    _send(page, "hi from my phone")
+    _wait_text(page, "fits on a small screen")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, width  # nothing scrolls sideways
+    box = page.locator("#send").bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 390 and box["y"] + box["height"] <= 844
+    screenshot(page, "webchat-phone")
+    page.click("#open-side")
+    page.wait_for_function("document.getElementById('sidebar').getBoundingClientRect().left >= 0")
+    assert page.locator("#open-side").get_attribute("aria-expanded") == "true"
+    screenshot(page, "webchat-phone-conversations")
+    page.keyboard.press("Escape")
+    page.context.close()
+
+
+def test_a_message_sent_while_the_gateway_is_down_is_answered_once_after_retry(
+    browser: Browser, world: ChatWorld
+) -> None:
+    page = _open(browser, world)
+    world.stop()
+    page.wait_for_function("document.getElementById('status').dataset.state === 'disconnected'")
+    assert "reconnecting" in page.locator("#status").inner_text()
+    _send(page, "are you there?")
+    failed = page.locator(".msg.user.failed", has_text="are you there?")
+    failed.locator("button.retry").wait_for()
+    assert "Not sent" in failed.inner_text()
+    world.model.script(FakeReply.say("Yes, once."))
+    world.start()
+    page.wait_for_function("document.getElementById('status').dataset.state === 'connected'", timeout=30_000)
+    failed.locator("button.retry").click()
+    _wait_text(page, "Yes, once.")
+    page.reload()
+    _wait_text(page, "Yes, once.")
+    text = _log_text(page)
+    assert text.count("are you there?") == 1 and text.count("Yes, once.") == 1
     page.context.close()

@@ -66,14 +66,16 @@ async def list_chat_conversations(conn: Conn, key_prefix: str, limit: int) -> tu
 
 
 async def command_notices(
-    conn: Conn, chat_ref: str, *, since: float, limit: int
+    conn: Conn, chat_ref: str, *, since: float, limit: int, conversation_id: str = ""
 ) -> tuple[CommandNotice, ...]:
-    """The newest ``limit`` command replies and notices for ``chat_ref`` since ``since``, oldest first (a
-    chat's outbox ids follow commit order: its queuing lock)."""
+    """The newest ``limit`` command replies and notices for ``chat_ref``, oldest first: those filed under
+    ``conversation_id``, and those filed under none since ``since`` (a chat's outbox ids follow commit
+    order: its queuing lock)."""
     cursor = await conn.execute(
         "SELECT id, text, created_at, request_text, idempotency_key FROM outbox "
-        "WHERE chat_ref = %s AND created_at >= %s AND kind = ANY(%s) ORDER BY id DESC LIMIT %s",
-        (chat_ref, since, list(NOTICE_KINDS), _clamp(limit)),
+        "WHERE chat_ref = %s AND kind = ANY(%s) AND (conversation_id = %s AND conversation_id <> '' "
+        "OR conversation_id = '' AND created_at >= %s) ORDER BY id DESC LIMIT %s",
+        (chat_ref, list(NOTICE_KINDS), conversation_id, since, _clamp(limit)),
     )
     rows = await cursor.fetchall()
     return tuple(_notice(r) for r in reversed(rows))
@@ -92,7 +94,9 @@ async def chat_window(conn: Conn, key_prefix: str, chat_ref: str, limit: int) ->
         since = ended if ended is not None else 0.0
         return ChatWindow(None, (), await command_notices(conn, chat_ref, since=since, limit=limit))
     transcript = await chat_transcript(conn, str(row[1]), limit=limit)
-    notices = await command_notices(conn, chat_ref, since=float(row[2]), limit=limit)
+    notices = await command_notices(
+        conn, chat_ref, since=float(row[2]), limit=limit, conversation_id=str(row[0])
+    )
     return ChatWindow(str(row[0]), transcript, notices)
 
 

@@ -64,14 +64,17 @@ def list_chat_conversations(
 
 
 def command_notices(
-    conn: sqlite3.Connection, chat_ref: str, *, since: float, limit: int
+    conn: sqlite3.Connection, chat_ref: str, *, since: float, limit: int, conversation_id: str = ""
 ) -> tuple[CommandNotice, ...]:
-    """The newest ``limit`` command replies and notices for ``chat_ref`` since ``since``, oldest first."""
+    """The newest ``limit`` command replies and notices for ``chat_ref``, oldest first: those filed under
+    ``conversation_id``, and those filed under none since ``since``."""
     marks = ", ".join("?" for _ in NOTICE_KINDS)
     rows = conn.execute(
         f"""SELECT id, text, created_at, request_text, idempotency_key FROM outbox
-            WHERE chat_ref = ? AND created_at >= ? AND kind IN ({marks}) ORDER BY id DESC LIMIT ?""",
-        (chat_ref, since, *NOTICE_KINDS, _clamp(limit)),
+            WHERE chat_ref = ? AND kind IN ({marks})
+              AND (conversation_id = ? AND conversation_id != '' OR conversation_id = '' AND created_at >= ?)
+            ORDER BY id DESC LIMIT ?""",
+        (chat_ref, *NOTICE_KINDS, conversation_id, since, _clamp(limit)),
     ).fetchall()
     return tuple(_notice(r) for r in reversed(rows))
 
@@ -88,7 +91,7 @@ def chat_window(conn: sqlite3.Connection, key_prefix: str, chat_ref: str, limit:
         since = ended if ended is not None else 0.0
         return ChatWindow(None, (), command_notices(conn, chat_ref, since=since, limit=limit))
     transcript = chat_transcript(conn, str(row[1]), limit=limit)
-    notices = command_notices(conn, chat_ref, since=float(row[2]), limit=limit)
+    notices = command_notices(conn, chat_ref, since=float(row[2]), limit=limit, conversation_id=str(row[0]))
     return ChatWindow(str(row[0]), transcript, notices)
 
 
