@@ -106,11 +106,6 @@ AGENT_LADDER = PgLadder(
             "core: conversations, segments, messages, search, memory documents, skills, audit, facts",
             (*_CORE, *SEARCH_DDL, *MEMORY_DDL, *FACTS_DDL),
         ),
-        PgMigration(
-            2,
-            "conversations: when a conversation was reopened (chat windows)",
-            ("ALTER TABLE conversations ADD COLUMN reopened_at double precision",),
-        ),
     ),
 )
 

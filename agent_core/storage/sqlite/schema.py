@@ -107,9 +107,6 @@ SHARED_LADDER_END = 8
 SHARED_VERSION_KEY = "shared_schema_version"
 _GATEWAY_ONLY: tuple[str, ...] = ()
 
-# A chat may make an ended conversation live again; from then on it counts as active (idle resets).
-_REOPENED = ("ALTER TABLE conversations ADD COLUMN reopened_at REAL",)
-
 AGENT_LADDER = Ladder(
     owner="agent",
     version_table="schema_version",
@@ -122,7 +119,6 @@ AGENT_LADDER = Ladder(
         Migration(6, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
         Migration(7, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
         Migration(8, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
-        Migration(9, "conversations: when a conversation was reopened (chat windows)", _REOPENED),
     ),
 )
 LATEST_VERSION = AGENT_LADDER.latest

@@ -94,8 +94,12 @@ GATEWAY_LADDER = PgLadder(
         PgMigration(1, "gateway: identity, ledger, queue, outbox, pairing, checkpoints, leases", _GATEWAY),
         PgMigration(
             2,
-            "outbox: the command text of a command reply (web chat history)",
-            ("ALTER TABLE outbox ADD COLUMN request_text text",),
+            "chat windows: command text of command replies, reopened conversations",
+            (
+                "ALTER TABLE outbox ADD COLUMN request_text text",
+                # Only gateway code reads or writes it (reopening is the web chat's).
+                "ALTER TABLE conversations ADD COLUMN reopened_at double precision",
+            ),
         ),
     ),
 )

@@ -121,8 +121,14 @@ _ADAPTER_LEASES = (
 )
 
 
-# A command reply keeps the command as written, so a chat window shows both after a reload.
-_COMMAND_TEXT = ("ALTER TABLE outbox ADD COLUMN request_text TEXT",)
+# Chat windows: a command reply keeps the command as written (shown together after a reload), and a chat
+# may make an ended conversation live again, which counts as activity for idle resets. The gateway adds
+# ``reopened_at`` to the agent's table: only gateway code reads or writes it, and the agent's own version
+# (``schema_version``, which release 0.1 reads) stays where it is.
+_CHAT_WINDOWS = (
+    "ALTER TABLE outbox ADD COLUMN request_text TEXT",
+    "ALTER TABLE conversations ADD COLUMN reopened_at REAL",
+)
 
 
 GATEWAY_LADDER = Ladder(
@@ -139,6 +145,6 @@ GATEWAY_LADDER = Ladder(
         Migration(7, "outbox: rows of one chat, for chat windows' history", _CHAT_NOTICES),
         Migration(8, "outbox: chat history index under its own name; delivered rows by age", _OUTBOX_READS),
         Migration(9, "adapters: leases, so a polling or socket adapter runs in one process", _ADAPTER_LEASES),
-        Migration(10, "outbox: the command text of a command reply (web chat history)", _COMMAND_TEXT),
+        Migration(10, "chat windows: command text of command replies, reopened conversations", _CHAT_WINDOWS),
     ),
 )

@@ -1,0 +1,43 @@
+"""The browser channel: replies as sanitised HTML, streamed replies replaced in place, the turn's activity."""
+
+from __future__ import annotations
+
+import json
+
+from gateway.contracts import OutboundMessage
+from gateway.webchat import ACTIVITY_KEY, BrowserChat
+
+
+async def test_a_streamed_reply_is_one_item_that_grows_and_becomes_the_final_rendering() -> None:
+    chat = BrowserChat()
+    ref = chat.chat_ref("web:h.1")
+    (first,) = chat.render("**Hel")
+    receipt = await chat.send(OutboundMessage(ref, first, idempotency_key="stream-1", kind="stream"))
+    (final,) = chat.render("**Hello** <img src=x onerror=alert(1)>")
+    await chat.edit(ref, receipt.platform_message_id, final)
+    items = chat.feed.since("web:h.1", None)
+    assert [(i.receipt_id, i.kind) for i in items] == [("stream-1", "stream")]
+    assert items[0].text == "<p><strong>Hello</strong> &lt;img src=x onerror=alert(1)&gt;</p>"
+
+
+async def test_unrendered_text_handed_to_the_channel_is_still_sanitised() -> None:
+    chat = BrowserChat()
+    ref = chat.chat_ref("web:h.1")
+    await chat.send(OutboundMessage(ref, '<b onclick="x()">hi</b><script>x()</script>', idempotency_key="k"))
+    assert [i.text for i in chat.feed.since("web:h.1", None)] == ["hi"]
+
+
+async def test_the_chats_activity_is_one_item_saying_what_the_turn_does() -> None:
+    chat = BrowserChat()
+    ref = chat.chat_ref("web:h.1")
+    await chat.activity(ref, "thinking")
+    await chat.activity(ref, "tool", "session_search")
+    items = chat.feed.since("web:h.1", None)
+    assert [i.receipt_id for i in items] == [ACTIVITY_KEY]
+    assert json.loads(items[0].text) == {
+        "state": "tool",
+        "tool": "session_search",
+        "label": "searching your past conversations…",
+    }
+    await chat.activity(ref, "tool", "memory")
+    assert json.loads(chat.feed.since("web:h.1", None)[0].text)["label"] == "saving to memory…"
