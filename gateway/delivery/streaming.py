@@ -43,9 +43,12 @@ _STALE_AFTER_S = 600.0
 
 
 class TurnActivity(Protocol):
-    """Hears a streamed turn's progress: ``thinking``, ``writing``, ``tool`` (with its name), ``done``."""
+    """Hears a streamed turn's progress: ``thinking``, ``writing``, ``tool`` (with its name), ``done`` (with
+    ``reply``, the final reply exactly as stored, when the turn finished with one)."""
 
-    async def activity(self, chat: ChatRef, state: str, tool: str | None = None) -> None: ...
+    async def activity(
+        self, chat: ChatRef, state: str, tool: str | None = None, reply: str | None = None
+    ) -> None: ...
 
 
 class _Progress:
@@ -56,12 +59,12 @@ class _Progress:
         self._chat = chat
         self._last: tuple[str, str | None] | None = None
 
-    async def show(self, state: str, tool: str | None = None) -> None:
+    async def show(self, state: str, tool: str | None = None, reply: str | None = None) -> None:
         if self._listener is None or self._last == (state, tool):
             return
         self._last = (state, tool)
         try:
-            await self._listener.activity(self._chat, state, tool)
+            await self._listener.activity(self._chat, state, tool, reply)
         except Exception:
             # Decoration like the stream itself: the turn goes on whatever the listener does.
             _LOG.warning("could not show a turn's activity", exc_info=True)
@@ -279,13 +282,16 @@ class StreamingAgent:
                 interval_s=self._interval_s.get(actor.platform, 1.0),
             )
             await progress.show("thinking")
+            reply: str | None = None
             try:
                 async with stream:
                     async for event in events:
                         await self._step(event, stream, progress, conversation_id)
+                        if isinstance(event, TurnFinished):
+                            reply = event.text
                         yield event
             finally:
-                await progress.show("done")
+                await progress.show("done", reply=reply)
         finally:
             if isinstance(events, AsyncGenerator):
                 await events.aclose()

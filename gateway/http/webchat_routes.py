@@ -1,18 +1,19 @@
 """The web chat's page, its assets and its JSON/SSE message API: one live conversation per browser cookie.
 
-``POST /api/chat/messages`` hands the message to the web adapter (durably accepted before it answers
-200, or refused with 429 + Retry-After / 403 and not stored); ``GET /api/chat/messages`` returns the
-chat window from storage (no ``after``: the live conversation's transcript plus the commands, command
-replies and notices sent to this browser since it became live) or waits for new items (long poll);
-``GET /api/chat/stream`` pushes items as server-sent events — replies, a streamed reply growing (the same
-``id`` again, to replace), and the turn's activity. Every item carries ``html``: sanitised HTML rendered
-on the server (``gateway.webchat.rendering``), never Markdown for the page to interpret. The page, its
-script and style ship in the package and are served with a Content-Security-Policy that allows no
-inline script, no remote source and no frame. The cookie is random, HttpOnly and SameSite=Lax, and it is
-a secret: the browser's account (and chat id, session keys, event ids) is the cookie's keyed hash
-(``ClientKey.web_account``), so nothing stored, shown or logged contains it; a malformed cookie is
-replaced rather than trusted. A message from a browser the gateway has never seen first spends a token
-of its client address's ``rate_limit.new_web_persons`` bucket, so one address cannot mint persons.
+``POST /api/chat/messages`` hands the message to the web adapter (durably accepted before it answers 200, or
+refused with 429 + Retry-After / 403 and not stored); ``GET /api/chat/messages`` returns the chat window
+from storage (no ``after``: the live conversation's transcript plus the commands, command replies and
+notices sent to this browser since it became live) or waits for new items (long poll); ``GET
+/api/chat/stream`` pushes items as server-sent events — replies, a streamed reply growing (the same ``id``
+again, to replace), and the turn's activity (the long poll gives whole replies only). Every item carries
+``html``: sanitised HTML rendered on the server (``gateway.webchat.rendering``), never Markdown for the page
+to interpret. The page, its script and style ship in the package and are served with a
+Content-Security-Policy that allows no inline script, no remote source and no frame. The cookie is random,
+HttpOnly and SameSite=Lax, and it is a secret: the browser's account (and chat id, session keys, event ids)
+is the cookie's keyed hash (``ClientKey.web_account``), so nothing stored, shown or logged contains it; a
+malformed cookie is replaced rather than trusted. A message from a browser the gateway has never seen first
+spends a token of its client address's ``rate_limit.new_web_persons`` bucket, so one address cannot mint
+persons.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ _MAX_WAIT = 60.0
 _HISTORY_LIMIT = 200
 _STREAM_HEARTBEAT = 15.0
 _STREAM_LIFETIME = 3600.0  # the browser's EventSource reconnects; bounded streams free server resources
+_PARTIAL = frozenset({"stream", "activity"})
+"""Feed kinds the long poll leaves out: snapshots of a reply still being written, and the turn's activity."""
 _ASSETS = {
     "chat.js": "text/javascript; charset=utf-8",
     "chat.css": "text/css; charset=utf-8",
@@ -245,7 +248,8 @@ def webchat_router(
             return {"messages": items, "cursor": cursor, "conversation_id": conversation_id}
         found = await feed.wait(chat_id, Cursor.parse(after), min(wait, _MAX_WAIT))
         cursor = Cursor(feed.epoch, found[-1].seq).to_string() if found else _resume(after, feed.epoch)
-        items = [_item(d, Cursor(feed.epoch, d.seq).to_string()) for d in found]
+        # Whole items only: a streamed reply is here once it is a "reply"; activity is for the stream.
+        items = [_item(d, Cursor(feed.epoch, d.seq).to_string()) for d in found if d.kind not in _PARTIAL]
         return {"messages": items, "cursor": cursor}
 
     @router.get("/api/chat/stream")

@@ -4,9 +4,12 @@ the chat's current activity ("thinking…", the tool in use) published to its fe
 Invariants: everything this channel publishes is HTML from ``render_html`` (a reply, a notice, each
 streamed snapshot), passed through the sanitiser once more on the way out, so the page never renders
 Markdown or sanitises anything itself; a streamed reply is
-one feed item (its key, kind "stream") replaced as it grows, and the delivery loop's final edit replaces it
-with the rendering of the stored reply, so what stays on screen is what state.db holds; a chat has at
-most one activity item, replaced on every change, and ``done`` ends it.
+one feed item (its key, kind "stream") replaced as it grows; when the turn is ``done`` it becomes, as kind
+"reply", the rendering of the reply exactly as stored (the delivery loop's final edit then brings the
+same HTML, which the feed does not publish again; an edit after ``done`` is a "reply" too), so what stays
+on screen is what state.db holds and a reader that wants whole replies only (the long poll) can skip
+"stream" items; a chat has at most one activity
+item, replaced on every change, and ``done`` ends it.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ class BrowserChat(WebChatAdapter):
 
     def __init__(self, feed: ChatFeed | None = None) -> None:
         super().__init__("web", feed)
+        self._streaming: dict[str, tuple[str, str]] = {}
+        """Per chat, the reply being streamed now: its message id and the HTML shown."""
 
     def render(self, markdown: str) -> Sequence[str]:
         return [render_html(markdown)]
@@ -56,6 +61,8 @@ class BrowserChat(WebChatAdapter):
     async def send(self, message: OutboundMessage) -> SendReceipt:
         # Rendered by ``render`` already; sanitised again so no path can put unchecked HTML on the page.
         html = sanitise_html(message.text)
+        if message.kind == "stream":
+            self._streaming[message.chat.chat_id] = (message.idempotency_key, html)
         await self.feed.publish(message.chat.chat_id, message.idempotency_key, html, kind=message.kind)
         self._last_send_at = time.time()
         return SendReceipt(platform_message_id=message.idempotency_key)
@@ -63,10 +70,22 @@ class BrowserChat(WebChatAdapter):
     async def edit(self, chat: ChatRef, platform_message_id: str, text: str) -> None:
         """A streamed reply grew, or became the final reply: the page replaces it in place."""
         html = sanitise_html(text)
-        await self.feed.publish(chat.chat_id, platform_message_id, html, kind="stream", replace=True)
+        current = self._streaming.get(chat.chat_id)
+        kind = "stream" if current is not None and current[0] == platform_message_id else "reply"
+        if kind == "stream":
+            self._streaming[chat.chat_id] = (platform_message_id, html)
+        await self.feed.publish(chat.chat_id, platform_message_id, html, kind=kind, replace=True)
         self._last_send_at = time.time()
 
-    async def activity(self, chat: ChatRef, state: str, tool: str | None = None) -> None:
-        """The chat's turn is ``thinking``, ``writing``, using ``tool`` (state ``tool``), or ``done``."""
+    async def activity(
+        self, chat: ChatRef, state: str, tool: str | None = None, reply: str | None = None
+    ) -> None:
+        """The chat's turn is ``thinking``, ``writing``, using ``tool`` (state ``tool``), or ``done`` (with
+        its final ``reply`` as stored, when it has one)."""
         body = json.dumps({"state": state, "tool": tool, "label": activity_label(state, tool)})
         await self.feed.publish(chat.chat_id, ACTIVITY_KEY, body, kind="activity", replace=True)
+        streamed = self._streaming.pop(chat.chat_id, None) if state == "done" else None
+        if streamed is not None:
+            message_id, shown = streamed
+            html = sanitise_html(render_html(reply)) if reply is not None else shown
+            await self.feed.publish(chat.chat_id, message_id, html, kind="reply", replace=True)

@@ -1,14 +1,14 @@
 """The in-memory feed of delivered replies per chat, which browsers and API callers wait on.
 
 Invariants: every delivery gets a sequence number that only grows within one feed; a delivery whose
-idempotency key was already published to that chat is not published again (a delivery retry never shows
-a reply twice) unless it is published as a replacement (a streamed reply growing, the chat's current
-activity): then the old item goes and the new one takes the next sequence number, so a chat keeps one
-item per key and a reader past the old one still sees the new; memory is bounded — ``per_chat`` items
-per chat, ``max_chats`` chats and ``max_bytes`` of reply text in all (least recently used chats dropped
-first, then a chat's oldest items; the newest delivery always stays). The feed is not durable: after a
-restart (or an eviction) a browser reloads its history from state.db, which is why cursors carry the
-feed's random epoch.
+idempotency key was already published to that chat is not published again (a delivery retry never shows a
+reply twice) unless it is published as a replacement (a streamed reply growing, the chat's current activity)
+that changes it: then the old item goes and the new one takes the next sequence number, so a chat keeps one
+item per key and a reader past the old one sees the new one once; memory is bounded — ``per_chat`` items per
+chat, ``max_chats`` chats and ``max_bytes`` of reply text in all (least recently used chats dropped first,
+then a chat's oldest items; the newest delivery always stays). The feed is not durable: after a restart (or
+an eviction) a browser reloads its history from state.db, which is why cursors carry the feed's random
+epoch.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class ChatFeed:
             self._chats.move_to_end(chat_id)
             for existing in items:
                 if existing.receipt_id == receipt_id:
-                    if not replace:
+                    if not replace or (existing.text, existing.kind) == (text, kind):
                         return existing
                     items.remove(existing)
                     self._account(chat_id, -_size(existing))

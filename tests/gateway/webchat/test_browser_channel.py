@@ -8,16 +8,25 @@ from gateway.contracts import OutboundMessage
 from gateway.webchat import ACTIVITY_KEY, BrowserChat
 
 
-async def test_a_streamed_reply_is_one_item_that_grows_and_becomes_the_final_rendering() -> None:
+async def test_a_streamed_reply_is_one_item_that_grows_and_becomes_the_stored_replys_rendering() -> None:
     chat = BrowserChat()
     ref = chat.chat_ref("web:h.1")
     (first,) = chat.render("**Hel")
     receipt = await chat.send(OutboundMessage(ref, first, idempotency_key="stream-1", kind="stream"))
-    (final,) = chat.render("**Hello** <img src=x onerror=alert(1)>")
-    await chat.edit(ref, receipt.platform_message_id, final)
+    (grown,) = chat.render("**Hello** <img src=x onerror=alert(1)>")
+    await chat.edit(ref, receipt.platform_message_id, grown)
     items = chat.feed.since("web:h.1", None)
     assert [(i.receipt_id, i.kind) for i in items] == [("stream-1", "stream")]
     assert items[0].text == "<p><strong>Hello</strong> &lt;img src=x onerror=alert(1)&gt;</p>"
+
+    stored = "**Hello** <img src=x onerror=alert(1)> and the rest."
+    await chat.activity(ref, "done", reply=stored)
+    done = chat.feed.position()
+    (final,) = chat.render(stored)
+    await chat.edit(ref, "stream-1", final)  # the delivery loop's final edit: the same HTML, not shown again
+    reply = [i for i in chat.feed.since("web:h.1", None) if i.receipt_id == "stream-1"]
+    assert [(i.kind, i.text) for i in reply] == [("reply", final)]
+    assert chat.feed.since("web:h.1", done) == []
 
 
 async def test_unrendered_text_handed_to_the_channel_is_still_sanitised() -> None:
