@@ -103,6 +103,23 @@ def test_a_markdown_reply_streams_in_steps_shows_its_tool_and_renders_tables_and
     page.context.close()
 
 
+def test_stop_ends_a_reply_being_written(browser: Browser, world: ChatWorld) -> None:
+    story = " ".join(f"word{n}" for n in range(300))
+    world.model.script(FakeReply(text=story, chunks=60, chunk_delay_s=0.1))
+    page = _open(browser, world)
+    _send(page, "tell me a very long story")
+    page.wait_for_function(
+        "((document.querySelector('.msg.assistant') || {}).innerText || '').includes('word1 ')"
+    )
+    page.click("#stop")
+    _wait_text(page, "Stopped.")
+    page.wait_for_selector("#activity", state="hidden")
+    shown = page.locator(".msg.assistant").first.inner_text()
+    assert "word1" in shown and "word299" not in shown
+    assert page.locator(".msg.user.command", has_text="/stop").count() == 1
+    page.context.close()
+
+
 XSS = """Try these:
 <img src=x onerror="window.__xss = 'img'"> and <script>window.__xss = 'script'</script>
 [click me](javascript:window.__xss='link') and <a href="#" onclick="window.__xss='attr'">attr</a>
