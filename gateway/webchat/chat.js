@@ -193,6 +193,7 @@
     delete el.dataset.unsent;
     el.classList.remove("pending");
     if (!text.startsWith("/")) setActivity("thinking", "thinking…");
+    else if (["/stop", "/new", "/reset"].includes(text.trim())) setActivity("done");
     if (text.trim() === "/new") await afterNew(); // the command ran before the POST was answered
   }
 

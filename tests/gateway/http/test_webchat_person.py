@@ -1,17 +1,29 @@
 """What a person sees and changes of their own in the web chat: their memory (scanned and audited like a
-tool write), their conversations (private to their browser), and their commands after a reload."""
+tool write), their conversations (private to their browser), and their commands after a reload — on each
+storage backend (memory documents are files on SQLite, rows on PostgreSQL)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import httpx
+import pytest
 
 from agent_core.actor import Actor
 from agent_core.memory import Target
+from gateway.config import Settings
 from gateway.http import COOKIE
 from gateway.identity import ClientKey
-from tests.gateway.webchat.served_gateway import Served, idle, served
+from tests import postgres_server
+from tests.gateway.webchat.served_gateway import Served, idle, served, served_settings
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def settings(request: pytest.FixtureRequest, home: Path) -> Settings:
+    if request.param == "sqlite":
+        return served_settings()
+    request.getfixturevalue("postgres_database")  # skips, or fails when required, without a server
+    return served_settings(storage=postgres_server.storage_settings(home))
 
 
 async def _person(gateway: Served, browser: httpx.AsyncClient) -> str:
@@ -28,9 +40,9 @@ async def _say(gateway: Served, browser: httpx.AsyncClient, text: str) -> None:
 
 
 async def test_memory_entries_are_shown_with_usage_and_deleted_or_edited_through_the_scan_and_audit(
-    home: Path,
+    home: Path, settings: Settings
 ) -> None:
-    async with served(home) as gateway, gateway.browser() as browser, gateway.browser() as stranger:
+    async with served(home, settings) as gateway, gateway.browser() as browser, gateway.browser() as stranger:
         await browser.get("/")
         await _say(gateway, browser, "hello")
         person = await _person(gateway, browser)
@@ -81,8 +93,10 @@ async def test_memory_entries_are_shown_with_usage_and_deleted_or_edited_through
     ]
 
 
-async def test_a_browser_lists_opens_renames_and_searches_only_its_own_conversations(home: Path) -> None:
-    async with served(home) as gateway, gateway.browser() as alice, gateway.browser() as bob:
+async def test_a_browser_lists_opens_renames_and_searches_only_its_own_conversations(
+    home: Path, settings: Settings
+) -> None:
+    async with served(home, settings) as gateway, gateway.browser() as alice, gateway.browser() as bob:
         await alice.get("/")
         await bob.get("/")
         await _say(gateway, alice, "alpha plans for the weekend")
@@ -117,8 +131,8 @@ async def test_a_browser_lists_opens_renames_and_searches_only_its_own_conversat
     ]
 
 
-async def test_after_a_reload_a_command_shows_as_sent_with_its_reply(home: Path) -> None:
-    async with served(home) as gateway, gateway.browser() as browser:
+async def test_after_a_reload_a_command_shows_as_sent_with_its_reply(home: Path, settings: Settings) -> None:
+    async with served(home, settings) as gateway, gateway.browser() as browser:
         await browser.get("/")
         await _say(gateway, browser, "hello")
         await _say(gateway, browser, "/whoami")
