@@ -4,6 +4,8 @@ from gateway.webchat.adapter import ANSWER_KINDS, WEB_CAPABILITIES, PendingReply
 from gateway.webchat.browser import ACTIVITY_KEY, STREAM_INTERVAL_S, BrowserChat, activity_label
 from gateway.webchat.errors import ChannelNotStartedError, MessageRefusedError, ReplyTimeoutError
 from gateway.webchat.feed import DEFAULT_MAX_BYTES, ChatFeed, Cursor, Delivery
+from gateway.webchat.person_services import PersonServices
+from gateway.webchat.rendering import plain_html, render_html, sanitise_html
 from gateway.webchat.sequence import ChatSequence, Slot
 
 __all__ = [
@@ -20,9 +22,13 @@ __all__ = [
     "Delivery",
     "MessageRefusedError",
     "PendingReply",
+    "PersonServices",
     "Reply",
     "ReplyTimeoutError",
     "Slot",
     "WebChatAdapter",
     "activity_label",
+    "plain_html",
+    "render_html",
+    "sanitise_html",
 ]
