@@ -57,7 +57,8 @@ from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
 from gateway.queue.turn_lane import TurnAgent
 from gateway.startup_notes import startup_notes
 from gateway.storage import Storage, open_storage
-from gateway.webchat import WebChatAdapter
+from gateway.webchat import STREAM_INTERVAL_S, BrowserChat
+from gateway.webchat.person_services import PersonServices
 
 _LOG = logging.getLogger("mnemogate.runtime")
 
@@ -194,6 +195,7 @@ def build_gateway(runtime: Runtime, *, count_inbound: Callable[[str, str], None]
         commands=BuiltinCommands(services).table,
         sessions=settings.sessions,
         observer=count_inbound,
+        conversations=runtime.storage.agent,
     )
     return Gateway(queue, outbox, access, pipeline)
 
@@ -256,20 +258,42 @@ def streaming_agent(
     adapters: Mapping[str, Adapter],
     delivery: DeliveryLoop,
     streams: StreamRegistry,
+    web: BrowserChat | None = None,
     live: Mapping[str, LiveChannel] | None = None,
 ) -> StreamingAgent:
-    """The turn loop with streamed replies on the adapters configured with ``streaming: true``, and turns
-    of the ``live`` channels (the API) followed by the requests waiting on them."""
+    """The turn loop with streamed replies on the adapters configured with ``streaming: true``, always on
+    the web chat ``web`` (with its activity: thinking, the tool in use), and turns of the ``live`` channels
+    (the API) followed by the requests waiting on them."""
     configured = runtime.settings.adapters
+    streaming = {name for name, options in configured.items() if options.enabled and options.streaming}
+    intervals = {name: options.streaming_interval_s for name, options in configured.items()}
+    if web is not None:
+        adapters, streaming = {**adapters, web.name: web}, {*streaming, web.name}
+        intervals[web.name] = STREAM_INTERVAL_S
     return StreamingAgent(
         runtime.agent,
         queue=runtime.storage.queue,
         adapters=adapters,
-        streaming={name for name, options in configured.items() if options.enabled and options.streaming},
+        streaming=streaming,
         budgets=delivery.budgets,
         registry=streams,
-        interval_s={name: options.streaming_interval_s for name, options in configured.items()},
+        interval_s=intervals,
         live=live,
+        activity={web.name: web} if web is not None else None,
+    )
+
+
+def web_people(runtime: Runtime) -> PersonServices:
+    """What the web chat's person may read and change of their own (conversations, search, memory)."""
+    storage = runtime.storage
+    return PersonServices(
+        platform="web",
+        chats=storage.chats,
+        identity=storage.identity,
+        memory=runtime.memory,
+        search=runtime.search,
+        queue=storage.queue,
+        conversation_ended=runtime.providers.conversation_ended,
     )
 
 
@@ -286,7 +310,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             metrics.watch_provider(settings.memory.provider.name, lambda: not providers.health().degraded)
         gateway = build_gateway(runtime, count_inbound=metrics.count_inbound)
         stack.push_async_callback(gateway.pipeline.drain)  # last out: slow commands finish or are cancelled
-        web, api = WebChatAdapter("web"), ApiChannel()
+        web, api = BrowserChat(), ApiChannel()
         client_key = ClientKey.for_home(home.root)  # cookies and API tokens become account ids
         await rekey_legacy_web_accounts(runtime.storage.identity, client_key)
         await stack.enter_async_context(runtime.wakeups())  # other hosts' jobs and replies wake us
@@ -319,7 +343,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             )
         )
         # Only this in-process pool streams: it runs beside the adapters; worker processes deliver normally.
-        agent = streaming_agent(runtime, platforms, delivery, streams, live={api.name: api})
+        agent = streaming_agent(runtime, platforms, delivery, streams, web, live={api.name: api})
         pool = await stack.enter_async_context(worker_pool(runtime, agent))
         readiness = Readiness(
             {
@@ -352,6 +376,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
             new_web_persons=NewPersonBudget(
                 runtime.storage.identity, settings.rate_limit.new_persons_budget()
             ),
+            people=web_people(runtime),
         )
         await stack.enter_async_context(serve_http(app, host, port))
         # First out: web chat streams and long polls end before HTTP waits for open connections (the

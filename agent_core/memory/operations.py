@@ -215,7 +215,12 @@ def _apply_batch_step(
 
 
 def _find(entries: Entries, old_text: str) -> int | tuple[str, ...] | None:
-    """Index of the entry containing ``old_text``; the distinct matches when ambiguous; None if none."""
+    """Index of the entry containing ``old_text``; the distinct matches when ambiguous; None if none.
+
+    An entry that IS ``old_text`` wins over longer ones containing it, so the exact text of an entry (what
+    a person's memory view sends) always names that entry."""
+    if old_text in entries:
+        return entries.index(old_text)
     hits = [i for i, entry in enumerate(entries) if old_text in entry]
     if not hits:
         return None

@@ -19,6 +19,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 
+from gateway.api.sequence import ChatSequence
 from gateway.contracts import (
     Adapter,
     AdapterHealth,
@@ -32,7 +33,7 @@ from gateway.contracts import (
     UserRef,
 )
 from gateway.sessions import KeyScope, SessionKey
-from gateway.webchat import ChannelNotStartedError, ChatSequence, MessageRefusedError, ReplyTimeoutError
+from gateway.webchat import ChannelNotStartedError, MessageRefusedError, ReplyTimeoutError
 
 from .answer import Answer, LiveAnswer
 

@@ -25,6 +25,9 @@ class Capabilities:
     can_edit: bool = False
     can_thread: bool = False
     can_typing: bool = False
+    marks_final_edit: bool = False
+    """A streamed message shows as unfinished until the delivery's final edit, so that edit is made even when
+    it changes no text (the web chat); other platforms skip an edit that would change nothing."""
 
     def measure(self, text: str) -> int:
         return text_length(text, self.length_unit)

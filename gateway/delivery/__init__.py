@@ -13,6 +13,7 @@ from gateway.delivery.streaming import (
     StreamedMessage,
     StreamingAgent,
     StreamRegistry,
+    TurnActivity,
     TurnFollower,
 )
 
@@ -32,6 +33,7 @@ __all__ = [
     "StreamRegistry",
     "StreamedMessage",
     "StreamingAgent",
+    "TurnActivity",
     "TurnFollower",
     "plain_text",
 ]

@@ -185,7 +185,7 @@ class DeliveryLoop:
     ) -> str | None:
         """Edit the streamed message into ``chunk``; None when that failed (the chunk is then sent)."""
         message_id = streamed.platform_message_id
-        if chunk == streamed.shown:
+        if chunk == streamed.shown and not adapter.capabilities.marks_final_edit:
             return message_id
         if not adapter.capabilities.fits(chunk, edit=True):
             return None

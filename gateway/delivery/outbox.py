@@ -26,8 +26,11 @@ class Outbox:
         conversation_id: str | None = None,
         kind: str = "notice",
         reply_to: str | None = None,
+        request_text: str | None = None,
     ) -> bool:
-        """Queue ``text`` for ``chat``; False when this key was queued before (nothing is added)."""
+        """Queue ``text`` for ``chat``; False when this key was queued before (nothing is added).
+
+        ``request_text``: for a command's reply, the command as written (chat windows show both)."""
         added = await self.repository.add(
             OutboxEntry(
                 conversation_id=conversation_id or "",
@@ -37,6 +40,7 @@ class Outbox:
                 idempotency_key=idempotency_key,
                 kind=kind,
                 reply_to=reply_to,
+                request_text=request_text,
             )
         )
         if added:

@@ -7,9 +7,12 @@ stream edits only spend the chat's budget when a token is free now and one more 
 (``ChatBudgets.try_take(keep=1)``), so the final delivery never waits on the stream, and never while the
 platform's ``retry_after`` holds the chat (which a rate-limited stream edit also sets); a stream shows at
 most the first rendered chunk, overflow is the final delivery's business;
-a finished stream is handed to the delivery loop through a process-local ``StreamRegistry``.
-A channel whose caller waits on the answer (the OpenAI-compatible API, a ``LiveChannel``) is not edited:
-it follows the turn's events itself, and its final answer still comes from the outbox row.
+a finished stream is handed to the delivery loop through a process-local ``StreamRegistry``. A platform
+with a ``TurnActivity`` listener (the web chat) also hears what the turn is doing — thinking, writing, the
+tool in use (until the model writes again) — and ``done`` once it ends in any way (answered, failed,
+stopped or cut), best effort. A channel whose caller waits on the answer (the OpenAI-compatible API, a
+``LiveChannel``) is not edited: it follows the turn's events itself, and its final answer still comes from
+the outbox row.
 """
 
 from __future__ import annotations
@@ -39,6 +42,34 @@ STREAMED_KINDS = frozenset({"reply", "error"})
 """Outbox kinds that close a turn, so may finish that turn's stream (never command replies or notices)."""
 _FINISH_GRACE_S = 10.0
 _STALE_AFTER_S = 600.0
+
+
+class TurnActivity(Protocol):
+    """Hears a streamed turn's progress: ``thinking``, ``writing``, ``tool`` (with its name), ``done`` (with
+    ``reply``, the final reply exactly as stored, when the turn finished with one)."""
+
+    async def activity(
+        self, chat: ChatRef, state: str, tool: str | None = None, reply: str | None = None
+    ) -> None: ...
+
+
+class _Progress:
+    """Tells one listener each change of a turn's state (never the same state twice in a row)."""
+
+    def __init__(self, listener: TurnActivity | None, chat: ChatRef) -> None:
+        self._listener = listener
+        self._chat = chat
+        self._last: tuple[str, str | None] | None = None
+
+    async def show(self, state: str, tool: str | None = None, reply: str | None = None) -> None:
+        if self._listener is None or self._last == (state, tool):
+            return
+        self._last = (state, tool)
+        try:
+            await self._listener.activity(self._chat, state, tool, reply)
+        except Exception:
+            # Decoration like the stream itself: the turn goes on whatever the listener does.
+            _LOG.warning("could not show a turn's activity", exc_info=True)
 
 
 @dataclass(frozen=True)
@@ -157,7 +188,11 @@ class ReplyStream:
         try:
             if self._message_id is None:
                 message = OutboundMessage(
-                    chat=self._chat, text=first, idempotency_key=self._key, reply_to_message_id=self._reply_to
+                    chat=self._chat,
+                    text=first,
+                    idempotency_key=self._key,
+                    reply_to_message_id=self._reply_to,
+                    kind="stream",
                 )
                 self._message_id = (await self._adapter.send(message)).platform_message_id
             else:
@@ -221,7 +256,10 @@ class StreamingAgent:
         registry: StreamRegistry,
         interval_s: Mapping[str, float] | None = None,
         live: Mapping[str, LiveChannel] | None = None,
+        activity: Mapping[str, TurnActivity] | None = None,
     ) -> None:
+        """``live``: channels by platform whose callers follow their turns; ``activity``: listeners by
+        platform, told what each streamed turn of theirs is doing."""
         self._agent = agent
         self._queue = queue
         self._adapters = {
@@ -233,6 +271,7 @@ class StreamingAgent:
         self._registry = registry
         self._interval_s = dict(interval_s or {})
         self._live = dict(live or {})
+        self._activity = dict(activity or {})
 
     @property
     def platforms(self) -> frozenset[str]:
@@ -270,6 +309,7 @@ class StreamingAgent:
                 async for event in events:
                     yield event
                 return
+            progress = _Progress(self._activity.get(actor.platform), chat_from_text(target.chat_ref))
             stream = ReplyStream(
                 adapter=adapter,
                 chat_ref=target.chat_ref,
@@ -277,20 +317,34 @@ class StreamingAgent:
                 budgets=self._budgets,
                 interval_s=self._interval_s.get(actor.platform, 1.0),
             )
-            async with stream:
-                async for event in events:
-                    if isinstance(event, ReplyDelta):
-                        stream.add(event.text)
-                        # Let the stream's task show the text: a model that yields deltas without awaiting
-                        # (offline, a cached reply) would otherwise finish before the first send.
-                        await asyncio.sleep(0)
-                    elif isinstance(event, ToolStarted):
-                        stream.new_step()
-                    elif isinstance(event, TurnFinished | TurnFailed):
-                        streamed = await stream.finish()
-                        if streamed is not None:
-                            self._registry.put(conversation_id, streamed)
-                    yield event
+            await progress.show("thinking")
+            reply: str | None = None
+            try:
+                async with stream:
+                    async for event in events:
+                        await self._step(event, stream, progress, conversation_id)
+                        if isinstance(event, TurnFinished):
+                            reply = event.text
+                        yield event
+            finally:
+                await progress.show("done", reply=reply)
         finally:
             if isinstance(events, AsyncGenerator):
                 await events.aclose()
+
+    async def _step(
+        self, event: object, stream: ReplyStream, progress: _Progress, conversation_id: str
+    ) -> None:
+        if isinstance(event, ReplyDelta):
+            stream.add(event.text)
+            await progress.show("writing")
+            # Let the stream's task show the text: a model that yields deltas without awaiting
+            # (offline, a cached reply) would otherwise finish before the first send.
+            await asyncio.sleep(0)
+        elif isinstance(event, ToolStarted):
+            stream.new_step()
+            await progress.show("tool", event.name)
+        elif isinstance(event, TurnFinished | TurnFailed):
+            streamed = await stream.finish()
+            if streamed is not None:
+                self._registry.put(conversation_id, streamed)

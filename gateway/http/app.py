@@ -31,6 +31,7 @@ from gateway.http.webchat_routes import webchat_router
 from gateway.identity import ClientKey
 from gateway.storage.admin_reads import AdminReads
 from gateway.webchat import WebChatAdapter
+from gateway.webchat.person_services import PersonServices
 
 
 def create_app(
@@ -47,6 +48,7 @@ def create_app(
     new_web_persons: NewPersonBudget | None = None,
     reads: AdminReads | None = None,
     transcripts: Transcripts | None = None,
+    people: PersonServices | None = None,
 ) -> FastAPI:
     """The gateway's one HTTP app; see the module docstring for what each argument mounts.
 
@@ -55,7 +57,8 @@ def create_app(
     ``rate_limit.new_web_persons`` budget, every browser counted as new);
     ``reads`` serves the web chat's history and the OpenAI endpoint's stored history and usage (none and
     zero without it); ``api_model`` is the model ``/v1`` names (default: the offline model), and
-    ``transcripts`` the stored messages it compares a request's earlier turns with.
+    ``transcripts`` the stored messages it compares a request's earlier turns with; ``people`` the web
+    chat's window, conversations, search and memory view (``PersonServices``).
     """
     settings = http or HttpSettings()
     app = FastAPI(
@@ -90,7 +93,9 @@ def create_app(
 
     if webchat is not None:
         app.include_router(
-            webchat_router(webchat, client_key=client_key, new_persons=new_web_persons, reads=reads)
+            webchat_router(
+                webchat, client_key=client_key, new_persons=new_web_persons, reads=reads, people=people
+            )
         )
     if admin is not None:
         app.include_router(admin_router(admin, BearerGuard([settings.admin_token], "admin API")))

@@ -1,14 +1,19 @@
-"""The web chat's page and JSON/SSE API: one conversation per browser cookie.
+"""The web chat's page, its assets and its JSON/SSE message API: one live conversation per browser cookie.
 
-``POST /api/chat/messages`` hands the message to the web adapter (durably accepted before it answers
-200, or refused with 429 + Retry-After / 403 and not stored); ``GET /api/chat/messages`` returns the
-history from state.db (no ``after``: the live conversation plus the command replies and notices sent to
-this browser since it began) or waits for new replies (long poll); ``GET /api/chat/stream`` pushes replies
-as server-sent events. The cookie is random, HttpOnly and SameSite=Lax, and it is a secret: the browser's
-account (and chat id, session keys, event ids) is the cookie's keyed hash (``ClientKey.web_account``),
-so nothing stored, shown or logged contains it; a malformed cookie is replaced rather than trusted. A
-message from a browser the gateway has never seen first spends a token of its client address's
-``rate_limit.new_web_persons`` bucket, so one address cannot mint persons without bound.
+``POST /api/chat/messages`` hands the message to the web adapter (durably accepted before it answers 200, or
+refused with 429 + Retry-After / 403 and not stored); ``GET /api/chat/messages`` returns the chat window
+from storage (no ``after``: the live conversation's transcript plus the commands, command replies and
+notices sent to this browser since it became live) or waits for new items (long poll); ``GET
+/api/chat/stream`` pushes items as server-sent events — replies, a streamed reply growing (the same ``id``
+again, to replace), and the turn's activity (the long poll gives whole replies only). Every item carries
+``html``: sanitised HTML rendered on the server (``gateway.webchat.rendering``), never Markdown for the page
+to interpret. The page, its script and style ship in the package and are served with a
+Content-Security-Policy that allows no inline script, no remote source and no frame. The cookie is random,
+HttpOnly and SameSite=Lax, and it is a secret: the browser's account (and chat id, session keys, event ids)
+is the cookie's keyed hash (``ClientKey.web_account``), so nothing stored, shown or logged contains it; a
+malformed cookie is replaced rather than trusted. A message from a browser the gateway has never seen first
+spends a token of its client address's ``rate_limit.new_web_persons`` bucket, so one address cannot mint
+persons.
 """
 
 from __future__ import annotations
@@ -27,12 +32,22 @@ from pydantic import BaseModel, Field
 
 from gateway.access import NewPersonBudget
 from gateway.contracts import AdapterError
+from gateway.http.webchat_person_routes import person_router
 from gateway.identity import ClientKey
 from gateway.sessions import KeyScope, SessionKey
 from gateway.storage.admin_reads import AdminReads, MessageRow
+from gateway.storage.chat_conversations import ChatWindow, CommandNotice
 from gateway.storage.chat_refs import chat_to_text
-from gateway.storage.outbox import ChatNotice
-from gateway.webchat import ChannelNotStartedError, Cursor, Delivery, MessageRefusedError, WebChatAdapter
+from gateway.webchat import (
+    ChannelNotStartedError,
+    Cursor,
+    Delivery,
+    MessageRefusedError,
+    WebChatAdapter,
+)
+from gateway.webchat.browser import BrowserChat
+from gateway.webchat.person_services import PersonServices
+from gateway.webchat.rendering import plain_html, render_html
 
 COOKIE = "mnemogate_chat"
 _COOKIE_PATTERN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
@@ -41,6 +56,25 @@ _MAX_WAIT = 60.0
 _HISTORY_LIMIT = 200
 _STREAM_HEARTBEAT = 15.0
 _STREAM_LIFETIME = 3600.0  # the browser's EventSource reconnects; bounded streams free server resources
+_PARTIAL = frozenset({"stream", "activity"})
+"""Feed kinds the long poll leaves out: snapshots of a reply still being written, and the turn's activity."""
+_ASSETS = {
+    "chat.js": "text/javascript; charset=utf-8",
+    "chat.css": "text/css; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
+}
+PAGE_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+"""The page's Content-Security-Policy: even HTML that slipped past the sanitiser could not run script,
+load anything remote or be framed."""
+_PAGE_HEADERS = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": PAGE_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 class PostedMessage(BaseModel):
@@ -48,8 +82,8 @@ class PostedMessage(BaseModel):
     client_message_id: str | None = Field(default=None, max_length=100, pattern=r"^[A-Za-z0-9_.:-]+$")
 
 
-def _page() -> str:
-    return resources.files("gateway.webchat").joinpath("page.html").read_text(encoding="utf-8")
+def _asset(name: str) -> str:
+    return resources.files("gateway.webchat").joinpath(name).read_text(encoding="utf-8")
 
 
 def _cookie(request: Request, response: Response) -> str:
@@ -81,22 +115,39 @@ def refusal(exc: MessageRefusedError) -> HTTPException:
     return HTTPException(403, str(exc))
 
 
-def _item(delivery: Delivery, cursor: str) -> dict[str, object]:
-    return {
-        "id": delivery.receipt_id,
-        "role": "assistant",
-        "text": delivery.text,
-        "at": delivery.at,
-        "cursor": cursor,
-    }
-
-
 def _history_item(row: MessageRow) -> dict[str, object]:
-    return {"id": f"m{row.id}", "role": row.role, "text": row.content or "", "at": row.created_at}
+    text = row.content or ""
+    html = plain_html(text) if row.role == "user" else render_html(text)
+    kind = "message" if row.role == "user" else "reply"
+    return {"id": f"m{row.id}", "role": row.role, "kind": kind, "text": text, "html": html,
+            "at": row.created_at}  # fmt: skip
 
 
-def _notice_item(notice: ChatNotice) -> dict[str, object]:
-    return {"id": f"n{notice.id}", "role": "assistant", "text": notice.text, "at": notice.created_at}
+def _notice_items(found: CommandNotice) -> list[dict[str, object]]:
+    notice = found.notice
+    # Named as its delivery is (``<outbox key>#0``), so a notice read here and streamed too shows once.
+    name = f"{found.key}#0" if found.key else f"n{notice.id}"
+    items: list[dict[str, object]] = []
+    if found.request_text:
+        text = found.request_text
+        items.append(
+            {"id": f"c:{name}", "role": "user", "kind": "command", "text": text,
+             "html": plain_html(text), "at": notice.created_at}
+        )  # fmt: skip
+    items.append(
+        {"id": name, "role": "assistant", "kind": "notice", "text": notice.text,
+         "html": render_html(notice.text), "at": notice.created_at}
+    )  # fmt: skip
+    return items
+
+
+def window_items(window: ChatWindow) -> list[dict[str, object]]:
+    """A chat window as page items, in time order (a command just before its reply), the newest kept."""
+    items = [_history_item(row) for row in window.transcript]
+    for notice in window.notices:
+        items.extend(_notice_items(notice))
+    items.sort(key=lambda item: float(str(item["at"])))  # stable: a command stays before its reply
+    return items[-_HISTORY_LIMIT:]
 
 
 def webchat_router(
@@ -105,44 +156,61 @@ def webchat_router(
     client_key: ClientKey | None = None,
     new_persons: NewPersonBudget | None = None,
     reads: AdminReads | None = None,
+    people: PersonServices | None = None,
 ) -> APIRouter:
-    """Routes for the page and its API, bound to ``adapter`` (and ``reads`` for history: none without it).
+    """Routes for the page and its API, bound to ``adapter``.
 
     ``client_key`` is the home's key (``ClientKey.for_home``; without it, a key for this process only, so
     accounts change on restart); ``new_persons`` the ``rate_limit.new_web_persons`` budget over the
-    identity repository (without it, the default budget, counting every browser as new).
+    identity repository (without it, the default budget, counting every browser as new); ``people`` serves
+    the chat window, conversations, search and memory (without it, ``reads`` serves the window alone).
     """
     router = APIRouter()
     feed = adapter.feed
     key = client_key or ClientKey.ephemeral()
     newcomers = new_persons or NewPersonBudget(None)
+    renders_html = isinstance(adapter, BrowserChat)
 
     def _chat_id(request: Request, response: Response) -> str:
         """The browser's chat id: its cookie's keyed hash (the cookie itself goes no further)."""
         return key.web_account(_cookie(request, response))
 
-    async def history(chat_id: str) -> list[dict[str, object]]:
-        """The live conversation's transcript with the command replies and notices sent since it began."""
+    def _item(delivery: Delivery, cursor: str) -> dict[str, object]:
+        if delivery.kind == "activity":
+            body = json.loads(delivery.text)
+            return {"id": delivery.receipt_id, "type": "activity", **body, "cursor": cursor}
+        html = delivery.text if renders_html else render_html(delivery.text)
+        return {"id": delivery.receipt_id, "role": "assistant", "kind": delivery.kind, "html": html,
+                "at": delivery.at, "cursor": cursor}  # fmt: skip
+
+    async def history(chat_id: str) -> tuple[str | None, list[dict[str, object]]]:
+        chat_ref = chat_to_text(adapter.chat_ref(chat_id))
+        if people is not None:
+            window = await people.window(chat_id, chat_ref, _HISTORY_LIMIT)
+            return window.conversation_id, window_items(window)
         if reads is None:
-            return []
-        key = SessionKey(platform=adapter.name, scope=KeyScope.DM, chat_id=chat_id).to_string()
-        # Any key for this browser chat (whatever per-user/thread parts the gateway adds) shares the prefix.
-        prefix = key.rsplit(":", 2)[0] + ":"
-        # The tip segment and the notices since it began; after an end (/new elsewhere, an admin reset,
-        # expiry) only the notices that came after it.
-        window = await reads.chat_history(
-            prefix, chat_to_text(adapter.chat_ref(chat_id)), limit=_HISTORY_LIMIT
-        )
-        items = [_history_item(row) for row in window.transcript]
-        items.extend(_notice_item(notice) for notice in window.notices)
-        items.sort(key=lambda item: float(str(item["at"])))
-        return items[-_HISTORY_LIMIT:]
+            return None, []
+        prefix = SessionKey(platform=adapter.name, scope=KeyScope.DM, chat_id=chat_id).to_string()
+        old = await reads.chat_history(prefix.rsplit(":", 2)[0] + ":", chat_ref, limit=_HISTORY_LIMIT)
+        notices = tuple(CommandNotice(notice, None) for notice in old.notices)
+        return old.conversation_id, window_items(ChatWindow(old.conversation_id, old.transcript, notices))
 
     @router.get("/", response_class=HTMLResponse)
     async def page(request: Request) -> HTMLResponse:
-        response = HTMLResponse(_page(), headers={"Cache-Control": "no-store"})
+        response = HTMLResponse(_asset("page.html"), headers=_PAGE_HEADERS)
         _chat_id(request, response)
         return response
+
+    @router.get("/static/{name}")
+    async def asset(name: str) -> Response:
+        if name not in _ASSETS:
+            raise HTTPException(404, "not found")
+        headers = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+        return Response(_asset(name), media_type=_ASSETS[name], headers=headers)
+
+    @router.get("/favicon.ico")
+    async def favicon() -> Response:
+        return Response(_asset("favicon.svg"), media_type=_ASSETS["favicon.svg"])
 
     @router.post("/api/chat/messages")
     async def post_message(body: PostedMessage, request: Request, response: Response) -> dict[str, object]:
@@ -176,13 +244,13 @@ def webchat_router(
         if after is None:
             # Cursor before history: a reply racing the read may show twice, never zero times.
             cursor = feed.position().to_string()
-            return {"messages": await history(chat_id), "cursor": cursor}
-        items = await feed.wait(chat_id, Cursor.parse(after), min(wait, _MAX_WAIT))
-        cursor = Cursor(feed.epoch, items[-1].seq).to_string() if items else _resume(after, feed.epoch)
-        return {
-            "messages": [_item(d, Cursor(feed.epoch, d.seq).to_string()) for d in items],
-            "cursor": cursor,
-        }
+            conversation_id, items = await history(chat_id)
+            return {"messages": items, "cursor": cursor, "conversation_id": conversation_id}
+        found = await feed.wait(chat_id, Cursor.parse(after), min(wait, _MAX_WAIT))
+        cursor = Cursor(feed.epoch, found[-1].seq).to_string() if found else _resume(after, feed.epoch)
+        # Whole items only: a streamed reply is here once it is a "reply"; activity is for the stream.
+        items = [_item(d, Cursor(feed.epoch, d.seq).to_string()) for d in found if d.kind not in _PARTIAL]
+        return {"messages": items, "cursor": cursor}
 
     @router.get("/api/chat/stream")
     async def stream(request: Request, after: str | None = None) -> StreamingResponse:
@@ -215,6 +283,8 @@ def webchat_router(
                 data = json.dumps(_item(delivery, cursor.to_string()))
                 yield f"id: {cursor.to_string()}\ndata: {data}\n\n"
 
+    if people is not None:
+        router.include_router(person_router(people, _chat_id))
     return router
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agent_core.actor import Actor
+from agent_core.storage.conversations import ConversationRepository
 from gateway.access import AccessControl, Admitted, RateLimiter
 from gateway.contracts import ChatKind, InboundMessage, InboundOutcome
 from gateway.delivery import Outbox
@@ -86,8 +87,12 @@ class InboundPipeline:
         commands: CommandTable,
         sessions: SessionSettings,
         observer: OutcomeObserver | None = None,
+        conversations: ConversationRepository | None = None,
     ) -> None:
+        """``conversations``: to file each command's reply under the conversation live once it ran (a chat
+        window then shows it with that conversation, also after switching away and back)."""
         self._observer = observer
+        self._conversations = conversations
         self._queue = queue
         self._outbox = outbox
         self._access = access
@@ -187,12 +192,17 @@ class InboundPipeline:
 
         async def run() -> None:
             reply = await command.handler(call)
+            live = None
+            if self._conversations is not None:
+                live = await self._conversations.live_conversation(context.key.to_string())
             await self._outbox.notify(
                 message.chat,
                 reply,
                 idempotency_key=f"cmd:{message.platform}:{message.event_id}",
+                conversation_id=live.id if live is not None else None,
                 kind="command",
                 reply_to=message.message_id,
+                request_text=message.text,
             )
 
         if command.slow:

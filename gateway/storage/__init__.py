@@ -1,6 +1,6 @@
 """The gateway's storage port: the repositories of the gateway's own data (queue, ledger, outbox, identity,
-pairing, adapter checkpoints and leases, wake-ups, admin reads), defined here and implemented by each backend
-package beside it.
+pairing, adapter checkpoints and leases, wake-ups, admin reads, chat windows), defined here and implemented
+by each backend package beside it.
 
 ``Storage`` gathers them with the agent's repositories over one opened backend; ``open_storage`` (factory.py)
 is the one place that picks the backend from ``storage.backend``.
@@ -22,6 +22,14 @@ from .admin_reads import (
     TokenTotals,
 )
 from .backend import Storage
+from .chat_conversations import (
+    SWITCHED,
+    ChatConversation,
+    ChatConversations,
+    ChatWindow,
+    CommandNotice,
+    Reopened,
+)
 from .checkpoints import CheckpointRepository
 from .factory import open_storage
 from .identity import AccountRecord, IdentityRepository, IssuedLinkCode, RedeemStatus, Redemption
@@ -62,17 +70,22 @@ __all__ = [
     "IMPORTED_END_REASON",
     "MAX_PAGE",
     "NOTICE_KINDS",
+    "SWITCHED",
     "AccountRecord",
     "AdapterLeaseRepository",
     "AdapterOwner",
     "AdminReads",
     "Admission",
     "AdmissionRule",
+    "ChatConversation",
+    "ChatConversations",
     "ChatHistory",
     "ChatNotice",
+    "ChatWindow",
     "CheckpointRepository",
     "ChunkReceipt",
     "ClaimedJob",
+    "CommandNotice",
     "ConversationQueue",
     "ConversationRow",
     "Enqueued",
@@ -109,6 +122,7 @@ __all__ = [
     "QueuedReply",
     "RedeemStatus",
     "Redemption",
+    "Reopened",
     "ReplyTarget",
     "Storage",
     "TipTail",

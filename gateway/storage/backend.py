@@ -19,6 +19,7 @@ from agent_core.storage.search_index import SearchIndex
 
 from .adapter_leases import AdapterLeaseRepository
 from .admin_reads import AdminReads
+from .chat_conversations import ChatConversations
 from .checkpoints import CheckpointRepository
 from .identity import IdentityRepository
 from .imports import TranscriptImport
@@ -80,6 +81,11 @@ class Storage(Protocol):
 
     @property
     def admin(self) -> AdminReads: ...
+
+    @property
+    def chats(self) -> ChatConversations:
+        """A chat's conversations as its person sees them: list, live window, rename, reopen."""
+        ...
 
     @property
     def imports(self) -> TranscriptImport: ...

@@ -36,6 +36,8 @@ class OutboxEntry:
     job_id: int | None = None
     message_id: int | None = None
     reply_to: str | None = None
+    request_text: str | None = None
+    """A command reply's command as the person wrote it, so a chat window can show both after a reload."""
 
 
 @dataclass(frozen=True, slots=True)

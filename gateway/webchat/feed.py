@@ -1,11 +1,14 @@
 """The in-memory feed of delivered replies per chat, which browsers and API callers wait on.
 
 Invariants: every delivery gets a sequence number that only grows within one feed; a delivery whose
-idempotency key was already published to that chat is not published again (a delivery retry never shows
-a reply twice); memory is bounded — ``per_chat`` items per chat, ``max_chats`` chats and ``max_bytes`` of
-reply text in all (least recently used chats dropped first, then a chat's oldest items; the newest
-delivery always stays). The feed is not durable: after a restart (or an eviction) a browser reloads its
-history from state.db, which is why cursors carry the feed's random epoch.
+idempotency key was already published to that chat is not published again (a delivery retry never shows a
+reply twice) unless it is published as a replacement (a streamed reply growing, the chat's current activity)
+that changes it: then the old item goes and the new one takes the next sequence number, so a chat keeps one
+item per key and a reader past the old one sees the new one once; memory is bounded — ``per_chat`` items per
+chat, ``max_chats`` chats and ``max_bytes`` of reply text in all (least recently used chats dropped first,
+then a chat's oldest items; the newest delivery always stays). The feed is not durable: after a restart (or
+an eviction) a browser reloads its history from state.db, which is why cursors carry the feed's random
+epoch.
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ _ITEM_OVERHEAD = 160  # bytes a Delivery and its deque slot cost beyond the text
 
 @dataclass(frozen=True)
 class Delivery:
-    """One reply chunk as delivered to a chat."""
+    """One reply chunk as delivered to a chat; ``kind`` is the outbound kind ("reply", "command", "stream",
+    "activity", ...)."""
 
     seq: int
     receipt_id: str
     text: str
     at: float
+    kind: str = "reply"
 
 
 @dataclass(frozen=True)
@@ -72,8 +77,10 @@ class ChatFeed:
         """The cursor just after everything published so far."""
         return Cursor(self.epoch, self._seq)
 
-    async def publish(self, chat_id: str, receipt_id: str, text: str) -> Delivery:
-        """Record one delivery for ``chat_id`` (once per receipt id) and wake its waiters."""
+    async def publish(
+        self, chat_id: str, receipt_id: str, text: str, *, kind: str = "reply", replace: bool = False
+    ) -> Delivery:
+        """Record one delivery for ``chat_id`` (once per receipt id, unless ``replace``); wake its waiters."""
         items = self._chats.get(chat_id)
         if items is None:
             items = self._chats[chat_id] = deque()
@@ -81,9 +88,13 @@ class ChatFeed:
             self._chats.move_to_end(chat_id)
             for existing in items:
                 if existing.receipt_id == receipt_id:
-                    return existing
+                    if not replace or (existing.text, existing.kind) == (text, kind):
+                        return existing
+                    items.remove(existing)
+                    self._account(chat_id, -_size(existing))
+                    break
         self._seq += 1
-        delivery = Delivery(self._seq, receipt_id, text, time.time())
+        delivery = Delivery(self._seq, receipt_id, text, time.time(), kind)
         items.append(delivery)
         self._account(chat_id, _size(delivery))
         self._evict(chat_id, items)

@@ -42,7 +42,7 @@ async def _conversation(base_url: str, index: int) -> list[str]:
                 raise AssertionError(f"no reply to {text!r}")
         # Everything this browser was ever sent (a cursor from another epoch means "from the start").
         delivered = (await browser.get("/api/chat/messages", params={"after": "start.0"})).json()["messages"]
-        return [str(item["text"]) for item in delivered]
+        return [str(item["html"]) for item in delivered]
 
 
 async def _all(base_url: str) -> list[list[str]]:

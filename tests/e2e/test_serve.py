@@ -35,8 +35,8 @@ def test_browser_gets_the_offline_reply_and_admin_needs_the_token(home: Path) ->
             )
             assert posted.json()["accepted"] is True
             reply = _reply(browser, cursor)
-            assert str(reply[0]["text"]).startswith("[offline model]")
-            assert "hello from e2e" in str(reply[0]["text"])
+            assert str(reply[0]["html"]).startswith("<p>[offline model]")
+            assert "hello from e2e" in str(reply[0]["html"])
             history = browser.get("/api/chat/messages").json()["messages"]
             assert [m["role"] for m in history] == ["user", "assistant"]
 
@@ -60,16 +60,18 @@ def test_command_replies_stay_in_the_web_chat_history_after_a_reload(home: Path)
         browser.post("/api/chat/messages", json={"text": "first words", "client_message_id": "m1"})
         cursor = _reply(browser, cursor)[-1]["cursor"]
         browser.post("/api/chat/messages", json={"text": "/help", "client_message_id": "m2"})
-        help_text = str(_reply(browser, str(cursor))[0]["text"])
-        assert "/new" in help_text
+        help_html = str(_reply(browser, str(cursor))[0]["html"])
+        assert "/new" in help_html
         history = browser.get("/api/chat/messages").json()["messages"]
-        assert [m["role"] for m in history] == ["user", "assistant", "assistant"]
-        assert history[0]["text"] == "first words" and history[2]["text"] == help_text
+        assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
+        assert history[0]["text"] == "first words" and history[2]["text"] == "/help"
+        assert history[3]["html"] == help_html
         # /new starts a new conversation: only what was said since then is shown.
         cursor = browser.get("/api/chat/messages").json()["cursor"]
         browser.post("/api/chat/messages", json={"text": "/new", "client_message_id": "m3"})
-        started = str(_reply(browser, cursor)[0]["text"])
-        assert [m["text"] for m in browser.get("/api/chat/messages").json()["messages"]] == [started]
+        started = str(_reply(browser, cursor)[0]["html"])
+        shown = [m["html"] for m in browser.get("/api/chat/messages").json()["messages"]]
+        assert shown == ["/new", started]
         # An admin ends the conversation: the window starts empty, no old notices come back.
         auth = {"Authorization": f"Bearer {TOKEN}"}
         live = [

@@ -238,14 +238,16 @@ async def release_pending(conn: Conn, conversation_id: str, job_id: int, segment
 
 
 async def _quiet_for(conn: Conn, conversation: ConversationRecord, idle_after_s: float | None) -> bool:
-    """Whether the (locked) conversation is idle and its last message is ``idle_after_s`` old or older."""
+    """Whether the (locked) conversation is idle and its last message (or its reopening, when later) is
+    ``idle_after_s`` old or older."""
     if idle_after_s is None:
         return False
     cursor = await conn.execute(
         "SELECT NOT EXISTS (SELECT 1 FROM turn_jobs WHERE conversation_id = %s "
-        "AND state IN ('queued', 'running')) AND mg_now() - COALESCE("
-        "(SELECT max(created_at) FROM messages WHERE conversation_id = %s), %s) >= %s",
-        (conversation.id, conversation.id, conversation.created_at, idle_after_s),
+        "AND state IN ('queued', 'running')) AND mg_now() - GREATEST(COALESCE("
+        "(SELECT max(created_at) FROM messages WHERE conversation_id = %s), %s), "
+        "(SELECT reopened_at FROM conversations WHERE id = %s)) >= %s",
+        (conversation.id, conversation.id, conversation.created_at, conversation.id, idle_after_s),
     )
     row = await cursor.fetchone()
     return bool(row is not None and row[0])

@@ -31,6 +31,7 @@ from agent_core.storage.postgres.store import PgAgentStore
 from agent_core.storage.records import StoreStats
 from agent_core.storage.search_index import SearchIndex
 from gateway.storage.admin_reads import AdminReads
+from gateway.storage.chat_conversations import ChatConversations
 from gateway.storage.checkpoints import CheckpointRepository
 from gateway.storage.identity import IdentityRepository
 from gateway.storage.imports import TranscriptImport
@@ -40,6 +41,7 @@ from gateway.storage.queue import InboundLedger, TurnQueueRepository
 
 from .adapter_leases import PgAdapterLeases
 from .admin_reads import PgAdminReads
+from .chat_conversations import PgChatConversations
 from .checkpoints import PgCheckpoints
 from .importer import PgTranscriptImport
 from .outbox import PgOutbox
@@ -83,6 +85,7 @@ class PostgresStorage:
         self.adapter_leases = PgAdapterLeases(db)
         self.wakeups = PgWakeups(db)
         self.admin: AdminReads = PgAdminReads(db)
+        self.chats: ChatConversations = PgChatConversations(db)
         self.imports: TranscriptImport = PgTranscriptImport(db)
 
     def stats(self) -> StoreStats:

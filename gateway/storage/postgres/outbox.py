@@ -71,6 +71,7 @@ async def add_outbox(
     job_id: int | None = None,
     message_id: int | None = None,
     reply_to: str | None = None,
+    request_text: str | None = None,
 ) -> bool:
     """Queue one delivery inside the caller's transaction; False when the key was already queued.
 
@@ -80,9 +81,21 @@ async def add_outbox(
     )
     cursor = await conn.execute(
         "INSERT INTO outbox(conversation_id, chat_ref, idempotency_key, text, created_at, platform, kind, "
-        "job_id, message_id, reply_to) VALUES (%s, %s, %s, %s, mg_now(), %s, %s, %s, %s, %s) "
+        "job_id, message_id, reply_to, request_text) "
+        "VALUES (%s, %s, %s, %s, mg_now(), %s, %s, %s, %s, %s, %s) "
         "ON CONFLICT (idempotency_key) DO NOTHING RETURNING id",
-        (conversation_id, chat_ref, idempotency_key, text, platform, kind, job_id, message_id, reply_to),
+        (
+            conversation_id,
+            chat_ref,
+            idempotency_key,
+            text,
+            platform,
+            kind,
+            job_id,
+            message_id,
+            reply_to,
+            request_text,
+        ),
     )
     if await cursor.fetchone() is None:
         return False
@@ -261,6 +274,7 @@ class PgOutbox:
                 job_id=entry.job_id,
                 message_id=entry.message_id,
                 reply_to=entry.reply_to,
+                request_text=entry.request_text,
             )
 
         return await self._db.run_write(work)

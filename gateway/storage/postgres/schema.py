@@ -96,5 +96,14 @@ GATEWAY_LADDER = PgLadder(
     migrations=(
         PgMigration(1, "gateway: identity, ledger, queue, outbox, pairing, checkpoints, leases", _GATEWAY),
         PgMigration(2, "queue: held messages keep their request bytes (api_content)", _HELD_REQUEST_BYTES),
+        PgMigration(
+            3,
+            "chat windows: command text of command replies, reopened conversations",
+            (
+                "ALTER TABLE outbox ADD COLUMN request_text text",
+                # Only gateway code reads or writes it (reopening is the web chat's).
+                "ALTER TABLE conversations ADD COLUMN reopened_at double precision",
+            ),
+        ),
     ),
 )

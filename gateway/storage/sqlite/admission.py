@@ -190,8 +190,11 @@ def _end_if_idle(conn: sqlite3.Connection, request: TurnRequest, now: float) -> 
     busy = queue_state(conn, live.id)
     if busy.running or busy.queued:
         return None
+    # Active when it last had a message, or was reopened (a chat window made it live again).
     row = conn.execute(
-        "SELECT max(created_at) FROM messages WHERE conversation_id = ?", (live.id,)
+        "SELECT max(coalesce((SELECT max(created_at) FROM messages WHERE conversation_id = c.id), "
+        "c.created_at), coalesce(c.reopened_at, 0)) FROM conversations c WHERE c.id = ?",
+        (live.id,),
     ).fetchone()
     last = float(row[0]) if row is not None and row[0] is not None else live.created_at
     if now - last < request.idle_after_s:

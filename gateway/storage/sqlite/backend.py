@@ -25,6 +25,7 @@ from gateway.storage.wakeups import NoWakeups
 
 from .adapter_leases import SqliteAdapterLeases
 from .admin_reads import SqliteAdminReads
+from .chat_conversations import SqliteChatConversations
 from .checkpoints import SqliteCheckpoints
 from .importer import SqliteTranscriptImport
 from .jobs import SqliteTurnQueue
@@ -73,6 +74,7 @@ class SqliteStorage:
         self.adapter_leases = SqliteAdapterLeases(state)
         self.wakeups = NoWakeups()  # one host: waiters poll state.db
         self.admin = SqliteAdminReads(state)
+        self.chats = SqliteChatConversations(state)
         self.imports = SqliteTranscriptImport(state)
 
     def stats(self) -> StoreStats:

@@ -64,12 +64,26 @@ def add_outbox(
     job_id: int | None = None,
     message_id: int | None = None,
     reply_to: str | None = None,
+    request_text: str | None = None,
 ) -> bool:
     """Queue one delivery inside the caller's transaction; False when the key was already queued."""
     cursor = conn.execute(
         "INSERT OR IGNORE INTO outbox(conversation_id, chat_ref, idempotency_key, text, created_at, "
-        "platform, kind, job_id, message_id, reply_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (conversation_id, chat_ref, idempotency_key, text, now, platform, kind, job_id, message_id, reply_to),
+        "platform, kind, job_id, message_id, reply_to, request_text) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            conversation_id,
+            chat_ref,
+            idempotency_key,
+            text,
+            now,
+            platform,
+            kind,
+            job_id,
+            message_id,
+            reply_to,
+            request_text,
+        ),
     )
     return cursor.rowcount == 1
 
@@ -267,6 +281,7 @@ class SqliteOutbox:
                 job_id=entry.job_id,
                 message_id=entry.message_id,
                 reply_to=entry.reply_to,
+                request_text=entry.request_text,
             )
         )
 

@@ -124,6 +124,16 @@ _ADAPTER_LEASES = (
 _HELD_REQUEST_BYTES = ("ALTER TABLE pending_messages ADD COLUMN api_content TEXT",)
 
 
+# Chat windows: a command reply keeps the command as written (shown together after a reload), and a chat
+# may make an ended conversation live again, which counts as activity for idle resets. The gateway adds
+# ``reopened_at`` to the agent's table: only gateway code reads or writes it, and the agent's own version
+# (``schema_version``, which release 0.1 reads) stays where it is.
+_CHAT_WINDOWS = (
+    "ALTER TABLE outbox ADD COLUMN request_text TEXT",
+    "ALTER TABLE conversations ADD COLUMN reopened_at REAL",
+)
+
+
 GATEWAY_LADDER = Ladder(
     owner="gateway",
     version_table="gateway_schema_version",
@@ -139,5 +149,6 @@ GATEWAY_LADDER = Ladder(
         Migration(8, "outbox: chat history index under its own name; delivered rows by age", _OUTBOX_READS),
         Migration(9, "adapters: leases, so a polling or socket adapter runs in one process", _ADAPTER_LEASES),
         Migration(10, "queue: held messages keep their request bytes (api_content)", _HELD_REQUEST_BYTES),
+        Migration(11, "chat windows: command text of command replies, reopened conversations", _CHAT_WINDOWS),
     ),
 )

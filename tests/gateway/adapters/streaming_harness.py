@@ -46,9 +46,13 @@ class GatedClient(ScriptedClient):
 class EditingAdapter(RecordingAdapter):
     """A RecordingAdapter that can edit; ``edit_failures`` are raised by the next edits."""
 
-    def __init__(self, *, split: str | None = None, can_edit: bool = True) -> None:
+    def __init__(
+        self, *, split: str | None = None, can_edit: bool = True, marks_final_edit: bool = False
+    ) -> None:
         super().__init__(split=split)
-        self.capabilities = Capabilities(max_text_length=4096, can_edit=can_edit)
+        self.capabilities = Capabilities(
+            max_text_length=4096, can_edit=can_edit, marks_final_edit=marks_final_edit
+        )
         self.edits: list[tuple[str, str]] = []
         self.edit_failures: list[Exception] = []
 

@@ -34,6 +34,21 @@ async def test_a_streamed_reply_is_one_message_edited_into_the_final_text(home: 
         assert [row[1] for row in rows] == [REPLY]
 
 
+async def test_a_stream_that_shows_the_whole_reply_gets_a_final_edit_only_where_the_platform_marks_it(
+    home: Path,
+) -> None:
+    for marks in (False, True):
+        client = GatedClient([ScriptStep.reply(REPLY, chunks=1)])
+        adapter = EditingAdapter(marks_final_edit=marks)
+        async with streaming_backbone(home / str(marks), client, adapter) as b:
+            await b.gateway.pipeline.handle(dm("hi", event="e1"))
+            await b.rows_when(lambda rows: rows == [("sent", REPLY)])
+            assert [m.text for m in adapter.sent] == [REPLY]  # the stream showed it all at once
+            # Telegram and the like skip an edit that changes nothing; the web chat's final edit is what
+            # turns its streamed item into the delivered reply.
+            assert adapter.edits == ([("m1", REPLY)] if marks else [])
+
+
 async def test_without_streaming_the_reply_is_sent_once_and_never_edited(home: Path) -> None:
     client = GatedClient([ScriptStep.reply(REPLY, chunks=2)])
     adapter = EditingAdapter()

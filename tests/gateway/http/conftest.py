@@ -18,9 +18,9 @@ from gateway.api import ApiChannel
 from gateway.config import Home, HttpSettings, Settings
 from gateway.http import AdminBackend, Metrics, PairingBook, Readiness, adapters_probe, create_app, serve_http
 from gateway.identity import ClientKey
-from gateway.runtime import Runtime, open_runtime
+from gateway.runtime import Runtime, open_runtime, web_people
 from gateway.storage.admin_reads import MAX_PAGE, AdminReads, MessageRow
-from gateway.webchat import WebChatAdapter
+from gateway.webchat import BrowserChat, WebChatAdapter
 from tests.gateway.http.turn_double import InlineTurns
 
 ADMIN_TOKEN = "admin-secret-token-123"
@@ -82,7 +82,7 @@ def build_app(
     **http_settings: Any,
 ) -> Gateway:
     """Every part mounted; ``http_settings`` are further ``HttpSettings`` fields (e.g. ``allowed_hosts``)."""
-    web, api = WebChatAdapter("web"), ApiChannel()
+    web, api = BrowserChat(), ApiChannel()
     turns = InlineTurns(runtime, {"web": web, "api": api})
     reads = runtime.storage.admin
     metrics = Metrics(reads, store_stats=runtime.storage.stats)
@@ -108,6 +108,7 @@ def build_app(
         reads=reads,
         client_key=ClientKey.for_home(runtime.home.root),
         new_web_persons=NewPersonBudget(runtime.storage.identity),
+        people=web_people(runtime),
     )
     return Gateway(runtime, app, web, api, turns, metrics)
 

@@ -32,12 +32,23 @@ async def _wait_reply(
     raise AssertionError("no reply arrived")
 
 
-async def test_page_is_served_with_a_private_cookie(gateway: Gateway) -> None:
+async def test_page_is_served_with_a_private_cookie_its_own_assets_and_a_strict_policy(
+    gateway: Gateway,
+) -> None:
     async with gateway.client() as browser:
         response = await browser.get("/")
+        assets = [await browser.get(path) for path in ("/static/chat.js", "/static/chat.css", "/favicon.ico")]
     assert response.status_code == 200
-    assert "<textarea" in response.text and "/api/chat/stream" in response.text
-    assert "http://" not in response.text.replace("http://www.w3.org", "")  # no CDN, no external assets
+    assert "<textarea" in response.text and '<script src="/static/chat.js"' in response.text
+    assert "/api/chat/stream" in assets[0].text
+    for text in [response.text, *(a.text for a in assets)]:
+        assert "http://" not in text.replace("http://www.w3.org", "")  # no CDN, no external assets
+        assert "https://" not in text
+    assert [a.status_code for a in assets] == [200, 200, 200]
+    assert assets[2].headers["content-type"].startswith("image/svg+xml")
+    policy = response.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    assert "frame-ancestors 'none'" in policy
     cookie = response.headers["set-cookie"]
     assert f"{COOKIE}=" in cookie and "HttpOnly" in cookie and "SameSite=lax" in cookie.replace("Lax", "lax")
 
@@ -54,8 +65,8 @@ async def test_posted_message_gets_the_offline_models_reply_by_long_poll(gateway
         assert posted.json()["event_id"].endswith(":c1")
         replies = await _wait_reply(browser, start["cursor"])
     assert len(replies) == 1
-    assert str(replies[0]["text"]).startswith(OFFLINE)
-    assert "hello there" in str(replies[0]["text"])
+    assert str(replies[0]["html"]).startswith("<p>" + OFFLINE)
+    assert "hello there" in str(replies[0]["html"])
 
 
 async def test_reply_arrives_over_server_sent_events(gateway: Gateway) -> None:
@@ -68,7 +79,7 @@ async def test_reply_arrives_over_server_sent_events(gateway: Gateway) -> None:
                 if line.startswith("data: "):
                     event = json.loads(line[len("data: ") :])
                     break
-    assert "stream me" in str(event["text"])
+    assert "stream me" in str(event["html"])
     assert event["role"] == "assistant"
 
 
@@ -91,8 +102,8 @@ async def test_a_reconnecting_stream_resumes_from_its_last_event_not_from_the_ur
         resumed = await _first_event(
             browser, params={"after": cursor}, headers={"Last-Event-ID": str(first["cursor"])}
         )
-    assert "first one" in str(first["text"])
-    assert "second one" in str(resumed["text"])
+    assert "first one" in str(first["html"])
+    assert "second one" in str(resumed["html"])
 
 
 async def test_history_survives_a_page_reload(gateway: Gateway) -> None:
@@ -153,9 +164,9 @@ async def test_two_browsers_have_separate_conversations(gateway: Gateway) -> Non
         a_reply = await _wait_reply(alice, a_cursor)
         b_reply = await _wait_reply(bob, b_cursor)
         bob_history = (await bob.get("/api/chat/messages")).json()["messages"]
-    assert "alice secret" in str(a_reply[0]["text"])
-    assert "bob question" in str(b_reply[0]["text"])
-    assert all("alice" not in str(m["text"]) for m in bob_history)
+    assert "alice secret" in str(a_reply[0]["html"])
+    assert "bob question" in str(b_reply[0]["html"])
+    assert all("alice" not in str(m["html"]) for m in bob_history)
 
 
 async def test_a_forged_cookie_is_replaced(gateway: Gateway) -> None:

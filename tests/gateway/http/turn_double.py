@@ -2,7 +2,7 @@
 
 It does what those do, minimally and for real: dedupes events, stores the user message in the chat's
 conversation, runs a real turn through ``runtime.agent`` in the background (one at a time per chat), and
-delivers the reply through the adapter's ``send``, exactly as the delivery loop would.
+delivers the reply, rendered by the adapter, through its ``send``, as the delivery loop would.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class InlineTurns:
                 await adapter.send(
                     OutboundMessage(
                         message.chat,
-                        reply,
+                        "".join(adapter.render(reply)),  # rendered for the platform, as delivery does
                         idempotency_key=f"{message.event_id}:0",
                         reply_to_message_id=message.message_id,  # as the delivery loop does
                     )

@@ -25,8 +25,8 @@ from gateway.config import Home, Settings
 from gateway.delivery import DeliveryLoop
 from gateway.http import AdminBackend, Readiness, adapters_probe, create_app, serve_http
 from gateway.identity import ClientKey, rekey_legacy_web_accounts
-from gateway.runtime import Runtime, build_gateway, open_runtime, worker_pool
-from gateway.webchat import WebChatAdapter
+from gateway.runtime import Runtime, build_gateway, open_runtime, web_people, worker_pool
+from gateway.webchat import BrowserChat, WebChatAdapter
 from tests.gateway.queue.harness import echo_step
 
 API_TOKEN = "served-api-token-0123456789"
@@ -103,7 +103,7 @@ async def served(home: Path, settings: Settings | None = None) -> AsyncIterator[
     model = HeldClient()
     async with open_runtime(Home(home), settings, client=model) as runtime:
         gateway = build_gateway(runtime)
-        web, api = WebChatAdapter("web"), ApiChannel()
+        web, api = BrowserChat(), ApiChannel()
         client_key = ClientKey.for_home(home)
         await rekey_legacy_web_accounts(runtime.storage.identity, client_key)
         adapters = {"web": web, "api": api}
@@ -137,6 +137,7 @@ async def served(home: Path, settings: Settings | None = None) -> AsyncIterator[
                 new_web_persons=NewPersonBudget(
                     runtime.storage.identity, settings.rate_limit.new_web_persons
                 ),
+                people=web_people(runtime),
             )
             server = await stack.enter_async_context(serve_http(app, "127.0.0.1", 0))
             port = server.servers[0].sockets[0].getsockname()[1]

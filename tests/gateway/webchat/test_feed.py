@@ -80,3 +80,14 @@ async def test_a_single_delivery_larger_than_the_bound_is_still_delivered() -> N
     await feed.publish("b", "huge", "y" * 5_000)
     assert [i.receipt_id for i in feed.since("b", None)] == ["huge"]
     assert feed.since("a", None) == []
+
+
+async def test_a_replacement_keeps_one_item_per_key_and_readers_past_the_old_one_see_the_new() -> None:
+    feed = ChatFeed()
+    await feed.publish("a", "stream-1", "<p>Hel</p>", kind="stream")
+    seen = feed.position()
+    await feed.publish("a", "stream-1", "<p>Hello</p>", kind="stream", replace=True)
+    await feed.publish("a", "stream-1", "<p>Hello</p>", kind="stream")  # a plain retry adds nothing
+    assert [(i.receipt_id, i.text) for i in feed.since("a", None)] == [("stream-1", "<p>Hello</p>")]
+    assert [i.text for i in feed.since("a", seen)] == ["<p>Hello</p>"]
+    assert feed.held_bytes == len("<p>Hello</p>") + 160

@@ -125,6 +125,6 @@ async def test_a_web_chat_history_keeps_its_messages_and_loses_only_old_command_
         )
     texts = [str(item["text"]) for item in history]
     assert texts[:2] == ["hello", "echo: hello"]  # the transcript is untouched
-    notices = [item for item in history if str(item["id"]).startswith("n")]
+    notices = [item for item in history if item["kind"] == "notice"]
     assert len(notices) == 1 and notices[0] == history[-1]  # /whoami's reply; /help's is gone
     assert "/help" not in texts[-1] and remaining == 1

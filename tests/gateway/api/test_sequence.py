@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from gateway.webchat import ChatSequence
+from gateway.api.sequence import ChatSequence
 
 
 async def _settle() -> None:
