@@ -20,6 +20,7 @@ from agent_core.storage.search_index import SearchIndex
 from .adapter_leases import AdapterLeaseRepository
 from .admin_reads import AdminReads
 from .checkpoints import CheckpointRepository
+from .console_reads import ConsoleReads
 from .identity import IdentityRepository
 from .imports import TranscriptImport
 from .outbox import OutboxRepository
@@ -80,6 +81,11 @@ class Storage(Protocol):
 
     @property
     def admin(self) -> AdminReads: ...
+
+    @property
+    def console(self) -> ConsoleReads:
+        """What the admin console reads besides ``admin``: full transcripts, activity, usage, audit log."""
+        ...
 
     @property
     def imports(self) -> TranscriptImport: ...

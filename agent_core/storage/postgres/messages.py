@@ -31,10 +31,17 @@ _INSERT = (
     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, COALESCE(%s, mg_now())) RETURNING id"
 )
 _LOCK = "SELECT end_reason, conversation_id FROM segments WHERE id = %s FOR UPDATE"
+# Adds one call's usage to the segment (taking its row lock) and logs the call for usage over time, in one
+# round trip; parameters: the five usage values, the segment id, the five usage values again.
 _ADD_USAGE = (
-    "UPDATE segments SET input_tokens = input_tokens + %s, output_tokens = output_tokens + %s, "
-    "cache_read_tokens = cache_read_tokens + %s, cache_write_tokens = cache_write_tokens + %s, "
-    "cost_usd = cost_usd + %s WHERE id = %s RETURNING end_reason, conversation_id"
+    "WITH counted AS (UPDATE segments SET input_tokens = input_tokens + %s, "
+    "output_tokens = output_tokens + %s, cache_read_tokens = cache_read_tokens + %s, "
+    "cache_write_tokens = cache_write_tokens + %s, cost_usd = cost_usd + %s WHERE id = %s "
+    "RETURNING id, end_reason, conversation_id), "
+    "logged AS (INSERT INTO usage_log(at, segment_id, conversation_id, input_tokens, output_tokens, "
+    "cache_read_tokens, cache_write_tokens, cost_usd) "
+    "SELECT mg_now(), id, conversation_id, %s, %s, %s, %s, %s FROM counted) "
+    "SELECT end_reason, conversation_id FROM counted"
 )
 _MAX_REDIRECTS = 1_000  # a chain of compressions finished while one append waited; bounded all the same
 
@@ -104,10 +111,11 @@ async def lock_current_segment(
     the turn writes next belongs after the carried-over messages in the new tip, not in the archived
     parent. The tip is read after the lock was granted, so it is the one the switch committed.
     """
-    if usage is None:
+    if usage is None or usage == TokenUsage():
         cursor = await conn.execute(_LOCK, (segment_id,))
     else:
-        cursor = await conn.execute(_ADD_USAGE, (*_usage_params(usage), segment_id))
+        params = _usage_params(usage)
+        cursor = await conn.execute(_ADD_USAGE, (*params, segment_id, *params))
     row = await cursor.fetchone()
     for _ in range(_MAX_REDIRECTS):
         if row is None:

@@ -97,6 +97,16 @@ _CORE: tuple[LiteralString, ...] = (
         notified boolean NOT NULL DEFAULT false)""",
 )
 
+# One row per model call (the segment counters only grow), so usage can be summed over a time range.
+_USAGE_LOG: tuple[LiteralString, ...] = (
+    """CREATE TABLE usage_log (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at double precision NOT NULL,
+        segment_id text NOT NULL, conversation_id text NOT NULL, input_tokens bigint NOT NULL,
+        output_tokens bigint NOT NULL, cache_read_tokens bigint NOT NULL, cache_write_tokens bigint NOT NULL,
+        cost_usd double precision NOT NULL)""",
+    "CREATE INDEX usage_log_at ON usage_log(at)",
+)
+
 AGENT_LADDER = PgLadder(
     owner="agent",
     version_table="schema_version",
@@ -106,6 +116,7 @@ AGENT_LADDER = PgLadder(
             "core: conversations, segments, messages, search, memory documents, skills, audit, facts",
             (*_CORE, *SEARCH_DDL, *MEMORY_DDL, *FACTS_DDL),
         ),
+        PgMigration(2, "usage: one row per model call, for usage over time", _USAGE_LOG),
     ),
 )
 

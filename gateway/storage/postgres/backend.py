@@ -32,6 +32,7 @@ from agent_core.storage.records import StoreStats
 from agent_core.storage.search_index import SearchIndex
 from gateway.storage.admin_reads import AdminReads
 from gateway.storage.checkpoints import CheckpointRepository
+from gateway.storage.console_reads import ConsoleReads
 from gateway.storage.identity import IdentityRepository
 from gateway.storage.imports import TranscriptImport
 from gateway.storage.outbox import OutboxRepository
@@ -41,6 +42,7 @@ from gateway.storage.queue import InboundLedger, TurnQueueRepository
 from .adapter_leases import PgAdapterLeases
 from .admin_reads import PgAdminReads
 from .checkpoints import PgCheckpoints
+from .console_reads import PgConsoleReads
 from .importer import PgTranscriptImport
 from .outbox import PgOutbox
 from .pairing import PgPairing
@@ -83,6 +85,7 @@ class PostgresStorage:
         self.adapter_leases = PgAdapterLeases(db)
         self.wakeups = PgWakeups(db)
         self.admin: AdminReads = PgAdminReads(db)
+        self.console: ConsoleReads = PgConsoleReads(db)
         self.imports: TranscriptImport = PgTranscriptImport(db)
 
     def stats(self) -> StoreStats:

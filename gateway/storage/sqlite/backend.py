@@ -26,6 +26,7 @@ from gateway.storage.wakeups import NoWakeups
 from .adapter_leases import SqliteAdapterLeases
 from .admin_reads import SqliteAdminReads
 from .checkpoints import SqliteCheckpoints
+from .console_reads import SqliteConsoleReads
 from .importer import SqliteTranscriptImport
 from .jobs import SqliteTurnQueue
 from .outbox import SqliteOutbox
@@ -73,6 +74,7 @@ class SqliteStorage:
         self.adapter_leases = SqliteAdapterLeases(state)
         self.wakeups = NoWakeups()  # one host: waiters poll state.db
         self.admin = SqliteAdminReads(state)
+        self.console = SqliteConsoleReads(state)
         self.imports = SqliteTranscriptImport(state)
 
     def stats(self) -> StoreStats:
