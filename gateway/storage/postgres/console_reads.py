@@ -65,9 +65,7 @@ async def activity(conn: Conn, *, since: float, bucket_s: int) -> tuple[Activity
     )
     for bucket, failed in deliveries:
         found.setdefault(int(bucket), [0, 0, 0])[2] = int(failed)
-    return tuple(
-        ActivityBucket(since + bucket * width, *counts) for bucket, counts in sorted(found.items())
-    )
+    return tuple(ActivityBucket(since + bucket * width, *counts) for bucket, counts in sorted(found.items()))
 
 
 async def usage_since(conn: Conn, since: float) -> UsageTotals:
@@ -151,7 +149,9 @@ class PgConsoleReads:
     async def audit_log(
         self, *, person_id: str | None = None, limit: int = 50, offset: int = 0
     ) -> Page[MemoryAuditRecord]:
-        return await self._db.run_read(lambda c: audit_log(c, person_id=person_id, limit=limit, offset=offset))
+        return await self._db.run_read(
+            lambda c: audit_log(c, person_id=person_id, limit=limit, offset=offset)
+        )
 
     async def link_history(self, person_id: str) -> tuple[LinkRecord, ...]:
         return await self._db.run_read(lambda c: link_history(c, person_id))

@@ -50,9 +50,7 @@ def activity(conn: sqlite3.Connection, *, since: float, bucket_s: int) -> tuple[
     ).fetchall()
     for bucket, failed in deliveries:
         found.setdefault(int(bucket), [0, 0, 0])[2] = int(failed)
-    return tuple(
-        ActivityBucket(since + bucket * width, *counts) for bucket, counts in sorted(found.items())
-    )
+    return tuple(ActivityBucket(since + bucket * width, *counts) for bucket, counts in sorted(found.items()))
 
 
 def usage_since(conn: sqlite3.Connection, since: float) -> UsageTotals:
