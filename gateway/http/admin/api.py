@@ -93,7 +93,7 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
         limit: int = Query(default=50, ge=1, le=MAX_PAGE),
         offset: int = Query(default=0, ge=0, le=_MAX_SQL_INT),
     ) -> dict[str, Any]:
-        """Filters combine; ``since``/``until`` keep conversations open at some time in ``[since, until)``."""
+        """Filters combine; `since` and `until` keep the conversations open at some time in [since, until)."""
         page = await admin.conversations(
             platform=platform,
             person_id=person,

@@ -89,12 +89,18 @@ class ConsoleGuard:
 
 
 def same_origin(request: Request) -> bool:
-    """False when the browser says the request comes from another origin than this site's."""
+    """False when the browser says the request comes from another site than the one it asked.
+
+    The ``Origin``'s host and port are compared with the ``Host`` the browser sent (or the one a reverse
+    proxy forwarded): a page of another site cannot set either header on a form it submits. The scheme is
+    not compared, since a TLS proxy in front may reach the gateway over plain HTTP.
+    """
     origin = request.headers.get("origin")
     if origin is None:  # not every browser sends it on same-origin requests; the CSRF token still guards
         return True
-    own = f"{request.url.scheme}://{request.headers.get('host', '')}".lower()
-    return origin.lower() == own
+    sent = urlsplit(origin).netloc.lower() if origin != "null" else ""
+    hosts = {request.headers.get("host", ""), request.headers.get("x-forwarded-host", "")}
+    return bool(sent) and sent in {host.lower().strip() for host in hosts if host}
 
 
 def sign_in_location(root: str, next_path: str, *, expired: bool) -> str:

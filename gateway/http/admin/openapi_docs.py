@@ -89,13 +89,18 @@ def operations(document: dict[str, Any]) -> list[Operation]:
                 Operation(
                     method=method.upper(),
                     path=path,
-                    summary=str(operation.get("summary", "")),
-                    description=str(operation.get("description", "")),
+                    summary=_plain(operation.get("summary", "")),
+                    description=_plain(operation.get("description", "")),
                     parameters=tuple(operation.get("parameters", ())),
                     body=reference.rsplit("/", 1)[-1] or None,
                 )
             )
     return found
+
+
+def _plain(text: object) -> str:
+    """Markdown's code marks dropped, for the page (which shows text, not Markdown)."""
+    return str(text).replace("`", "")
 
 
 def docs_routes(router: APIRouter, console: Console, api: APIRouter, bearer: BearerGuard) -> None:
@@ -116,5 +121,5 @@ def docs_routes(router: APIRouter, console: Console, api: APIRouter, bearer: Bea
         schemas = document.get("components", {}).get("schemas", {})
         return console.render(
             request, "api_docs.html", session, operations=operations(document), schemas=schemas,
-            description=DESCRIPTION,
+            description=_plain(DESCRIPTION),
         )  # fmt: skip

@@ -19,6 +19,8 @@ from gateway.config import AdminSettings, HttpSettings
 from gateway.http import AdminBackend, Metrics, Readiness, create_app, serve_http
 from gateway.http.admin.sessions import COOKIE, ConsoleSessions
 from gateway.runtime import Runtime
+from gateway.storage.outbox import OutboxEntry
+from tests.gateway.delivery.recording_adapter import RecordingAdapter
 from tests.gateway.http.conftest import ADMIN_TOKEN
 
 PROBLEM = "application/problem+json"
@@ -49,7 +51,9 @@ async def csrf_of(browser: httpx.AsyncClient, page: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def served_console(runtime: Runtime, *, timezone: str = "UTC") -> AsyncIterator[Console]:
+async def served_console(
+    runtime: Runtime, *, timezone: str = "UTC", metrics: Metrics | None = None
+) -> AsyncIterator[Console]:
     backend = AdminBackend(
         runtime.storage.admin,
         runtime.storage.agent,
@@ -63,7 +67,7 @@ async def served_console(runtime: Runtime, *, timezone: str = "UTC") -> AsyncIte
     app = create_app(
         Readiness({}),
         http=HttpSettings(admin_token=SecretStr(ADMIN_TOKEN)),
-        metrics=Metrics(runtime.storage.admin),
+        metrics=metrics or Metrics(runtime.storage.admin),
         admin=backend,
     )
     async with serve_http(app, "127.0.0.1", 0) as server:
@@ -137,6 +141,15 @@ async def test_sign_in_needs_the_token_and_gives_a_strict_http_only_expiring_coo
         assert ADMIN_TOKEN not in cookie
         for page in PAGES:
             assert (await browser.get(page)).status_code == 200, page
+
+
+async def test_guessing_the_token_is_slowed_down_per_address(console: Console) -> None:
+    async with console.client() as guesser:
+        answers = [await guesser.post("/admin/sign-in", data={"token": f"guess{n}"}) for n in range(11)]
+        assert [a.status_code for a in answers] == [401] * 10 + [429]
+        assert int(answers[-1].headers["retry-after"]) >= 1
+        # Even the right token waits its turn: a guesser cannot tell a hit from the limit.
+        assert (await guesser.post("/admin/sign-in", data={"token": ADMIN_TOKEN})).status_code == 429
 
 
 async def test_every_form_needs_its_sessions_csrf_token_and_this_sites_origin(console: Console) -> None:
@@ -296,3 +309,24 @@ async def test_times_show_in_the_configured_zone_and_lists_are_paged(runtime: Ru
         assert "51–53 of 53 conversations" in second
         empty = (await browser.get("/admin/ui/conversations?platform=slack")).text
         assert "No conversation matches these filters" in empty
+
+
+async def test_the_overview_shows_adapter_owners_queue_usage_today_and_delivery_failures(
+    runtime: Runtime,
+) -> None:
+    metrics = Metrics(runtime.storage.admin)
+    metrics.watch_adapters({"telegram": RecordingAdapter("telegram")})
+    await runtime.storage.adapter_leases.claim("telegram", "proc-1", "host-b", 60)
+    cid = await a_conversation(runtime)
+    await runtime.storage.outbox.add(
+        OutboxEntry(cid, "web", "web:dm:ada", "a reply nobody got", "k1", kind="reply")
+    )
+    (item,) = await runtime.storage.outbox.claim(["web"], "d1", claim_s=60, limit=1)
+    await runtime.storage.outbox.mark_failed(item.id, "chat not found")
+    async with served_console(runtime, metrics=metrics) as console, console.signed_in() as browser:
+        page = (await browser.get("/admin/")).text
+        deliveries = (await browser.get("/admin/ui/deliveries")).text
+    telegram = page[page.index("<td>telegram</td>") :].split("</tr>")[0]
+    assert "yes" in telegram and "host-b" in telegram
+    assert "<strong>100</strong> cache reads" in page and "150</span> in 1 model call" in page
+    assert "1 reply could not be delivered" in page and "chat not found" in deliveries
