@@ -72,7 +72,7 @@ def person_routes(router: APIRouter, console: Console) -> None:
     async def edit(person_id: str, request: Request, session: SignedIn) -> Response:
         row = await console.person(person_id)
         target = _target(request.query_params.get("target", "memory"))
-        view = next(v for v in await stores(person_id) if v.usage.target.value == target)
+        view = _store(await stores(person_id), target)
         index_raw = request.query_params.get("i", "")
         entry = None
         if index_raw.isdigit():
@@ -88,7 +88,7 @@ def person_routes(router: APIRouter, console: Console) -> None:
     async def preview(person_id: str, request: Request, form: CheckedForm) -> Response:
         row = await console.person(person_id)
         edit = _edit(form)
-        view = next(v for v in await stores(person_id) if v.usage.target.value == edit.target)
+        view = _store(await stores(person_id), edit.target)
         before = edit.old_text if edit.action != "add" else ""
         after = edit.content if edit.action != "remove" else ""
         return console.render(
@@ -104,12 +104,19 @@ def person_routes(router: APIRouter, console: Console) -> None:
         result = await apply_memory_edit(backend, operator(person_id, CONSOLE_WRITER), edit)
         if result.success:
             return see_other(request, f"/ui/persons/{person_id}", "saved")
-        view = next(v for v in await stores(person_id) if v.usage.target.value == edit.target)
+        view = _store(await stores(person_id), edit.target)
         return console.render(
             request, "memory_edit.html", form.session, status=422, row=row, target=edit.target, view=view,
             old_text=edit.old_text, content=edit.content or "", preview=None,
             error=result.error or "The memory store refused this change.", action=edit.action,
         )  # fmt: skip
+
+
+def _store(views: tuple[StoreView, ...], target: str) -> StoreView:
+    view = next((v for v in views if v.usage.target.value == target), None)
+    if view is None:
+        raise HTTPException(404, f"This deployment keeps no {target} memory for this person.")
+    return view
 
 
 def _target(value: str) -> Literal["memory", "user", "global"]:

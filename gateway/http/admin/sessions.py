@@ -85,7 +85,7 @@ class ConsoleSessions:
         if not cookie or self._key is None or cookie.count(".") != 1:
             return None
         payload, mac = cookie.split(".")
-        if not hmac.compare_digest(mac, self._mac(self._key, payload)):
+        if not hmac.compare_digest(mac.encode(), self._mac(self._key, payload).encode()):
             return None
         try:
             fields = json.loads(_unb64(payload))
@@ -110,7 +110,9 @@ class ConsoleSessions:
         return self._mac(self._required_key(), f"csrf:{session.id}")
 
     def csrf_matches(self, session: ConsoleSession, presented: str | None) -> bool:
-        return bool(presented) and hmac.compare_digest(str(presented), self.csrf_token(session))
+        if not presented:
+            return False
+        return hmac.compare_digest(presented.encode(), self.csrf_token(session).encode())
 
     def _required_key(self) -> bytes:
         if self._key is None:

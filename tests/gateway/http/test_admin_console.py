@@ -193,6 +193,8 @@ def test_a_session_cookie_expires_and_cannot_be_altered_or_moved_to_another_toke
     assert sessions.verify(f"{payload}x.{mac}") is None and sessions.verify(f"{payload}.{mac[:-2]}AA") is None
     assert ConsoleSessions(SecretStr("t2"), ttl_s=60, clock=lambda: now[0]).verify(cookie) is None
     assert ConsoleSessions(None, ttl_s=60).verify(cookie) is None
+    assert sessions.verify("é.é") is None and not sessions.csrf_matches(session, "jeton-é")
+    assert sessions.csrf_matches(session, sessions.csrf_token(session))
     now[0] += 61
     assert sessions.verify(cookie) is None
 
