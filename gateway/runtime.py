@@ -46,7 +46,7 @@ from gateway.delivery import (
     StreamRegistry,
 )
 from gateway.http import create_app, serve_http
-from gateway.http.admin_routes import AdminBackend
+from gateway.http.admin import AdminBackend
 from gateway.http.metrics import Metrics
 from gateway.http.readiness import Probe, Readiness, adapters_probe, search_probe, state_probe
 from gateway.identity import ClientKey, rekey_legacy_web_accounts
@@ -368,6 +368,10 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 runtime.memory,
                 runtime.search,
                 pairing=gateway.access.pairing,
+                console=runtime.storage.console,
+                skills=runtime.skills,
+                leases=runtime.storage.adapter_leases,
+                settings=settings.admin,
             ),
             reads=runtime.storage.admin,
             transcripts=runtime.storage.agent,

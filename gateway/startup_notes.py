@@ -28,10 +28,11 @@ def startup_notes(settings: Settings) -> tuple[StartupNote, ...]:
     notes = [
         StartupNote(_model_line(settings)),
         StartupNote(
-            "admin API: bearer token required (http.admin_token)"
+            "admin API: bearer token required (http.admin_token); admin console: /admin in a browser, "
+            f"sign in with that token (times in {settings.admin.timezone})"
             if http.admin_token is not None
             else "admin API disabled (no token): set http.admin_token (MNEMOGATE_HTTP__ADMIN_TOKEN) "
-            "to use /admin"
+            "to use /admin (the JSON API and the console in a browser)"
         ),
         StartupNote(
             "OpenAI-compatible API (/v1/chat/completions): bearer token required"

@@ -9,9 +9,19 @@ so a typo in config.yaml is reported instead of silently ignored.
 from __future__ import annotations
 
 import warnings
+import zoneinfo
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from agent_core.agent.settings import AgentSettings
@@ -66,6 +76,24 @@ class HttpSettings(BaseModel):
         return self
 
 
+class AdminSettings(BaseModel):
+    """The admin console in the browser (``/admin``): how it shows times and how long a sign-in lasts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timezone: str = "UTC"  # an IANA name (Europe/Berlin, America/New_York): every time the console shows
+    session_ttl_s: float = Field(default=8 * 3600.0, ge=60)  # a sign-in expires this long after it was made
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, name: str) -> str:
+        try:
+            zoneinfo.ZoneInfo(name)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"admin.timezone: {name!r} is not a known IANA time zone") from exc
+        return name
+
+
 class LogSettings(BaseModel):
     """Structured logging; message bodies are never logged unless ``include_bodies`` is set."""
 
@@ -93,6 +121,7 @@ class Settings(BaseSettings):
     )
 
     http: HttpSettings = Field(default_factory=HttpSettings)
+    admin: AdminSettings = Field(default_factory=AdminSettings)
     log: LogSettings = Field(default_factory=LogSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
     # Release 0.1's name of storage.sqlite, still read (file and MNEMOGATE_STATE__*) and moved there.

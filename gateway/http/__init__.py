@@ -1,7 +1,7 @@
 """The one HTTP server (FastAPI + uvicorn): web chat, health, metrics, admin API, OpenAI-compatible API."""
 
 from gateway.http.access import BearerGuard, check_exposure, is_loopback
-from gateway.http.admin_routes import AdminBackend, PairingBook
+from gateway.http.admin import AdminBackend, PairingBook
 from gateway.http.app import create_app
 from gateway.http.errors import AdminExposureError
 from gateway.http.metrics import Metrics

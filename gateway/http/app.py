@@ -1,11 +1,11 @@
 """The FastAPI application: routes only, every dependency handed in by the composition root.
 
 ``create_app(readiness)`` alone serves ``/healthz`` and ``/readyz``; each further part (web chat, metrics,
-admin API, OpenAI-compatible endpoint, the platform adapters' webhook routes such as Telegram's webhook and
-Slack's Events API) is mounted when its dependencies are given. Every route shares the same guards: the
-Host check (``gateway.http.access.HostCheck``), request bodies cut at ``http.max_body_bytes`` before they
-are parsed (413), and short error bodies (``gateway.http.bad_requests``). ``app.state.http`` records the
-settings for ``serve_http``.
+the admin API and console mounted at ``/admin``, OpenAI-compatible endpoint, the platform adapters'
+webhook routes such as Telegram's webhook and Slack's Events API) is mounted when its dependencies are
+given. Every route shares the same guards: the Host check (``gateway.http.access.HostCheck``), request
+bodies cut at ``http.max_body_bytes`` before they are parsed (413), and short error bodies
+(``gateway.http.bad_requests``). ``app.state.http`` records the settings for ``serve_http``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from gateway.api import ApiChannel, ServedModel, Transcripts
 from gateway.config import HttpSettings
 from gateway.contracts import HttpRoute
 from gateway.http.access import BearerGuard, HostCheck, accepted_hosts
-from gateway.http.admin_routes import AdminBackend, admin_router
+from gateway.http.admin import AdminBackend, admin_app
 from gateway.http.bad_requests import reject_lone_surrogates, validation_error
 from gateway.http.metrics import CONTENT_TYPE, Metrics
 from gateway.http.openai_compat import openai_router
@@ -98,7 +98,7 @@ def create_app(
             )
         )
     if admin is not None:
-        app.include_router(admin_router(admin, BearerGuard([settings.admin_token], "admin API")))
+        app.mount("/admin", admin_app(admin, settings, readiness=readiness, metrics=metrics))
     if api_channel is not None:
         guard = BearerGuard(
             [settings.admin_token, settings.api_token], "OpenAI-compatible API", loopback_without_token=True

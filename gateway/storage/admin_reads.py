@@ -147,10 +147,16 @@ class AdminReads(Protocol):
         platform: str | None = None,
         person_id: str | None = None,
         active: bool | None = None,
+        since: float | None = None,
+        until: float | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> Page[ConversationRow]:
-        """Conversations matching every given filter, newest first (ties by id)."""
+        """Conversations matching every given filter, newest first (ties by id).
+
+        ``since``/``until`` keep the conversations open at some time in ``[since, until)``: started before
+        ``until`` and not ended before ``since``.
+        """
         ...
 
     async def recent_conversations(self, *, limit: int, include_ended: bool) -> tuple[ConversationRow, ...]:

@@ -21,6 +21,7 @@ from .adapter_leases import AdapterLeaseRepository
 from .admin_reads import AdminReads
 from .chat_conversations import ChatConversations
 from .checkpoints import CheckpointRepository
+from .console_reads import ConsoleReads
 from .identity import IdentityRepository
 from .imports import TranscriptImport
 from .outbox import OutboxRepository
@@ -85,6 +86,11 @@ class Storage(Protocol):
     @property
     def chats(self) -> ChatConversations:
         """A chat's conversations as its person sees them: list, live window, rename, reopen."""
+        ...
+
+    @property
+    def console(self) -> ConsoleReads:
+        """What the admin console reads besides ``admin``: full transcripts, activity, usage, audit log."""
         ...
 
     @property

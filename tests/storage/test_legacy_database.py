@@ -1,7 +1,8 @@
 """A state.db written by release 0.1 opens with today's code and everything in it is reachable through the
 storage port: conversations and their compressed chain, messages, persons and linked accounts, pairing
-requests, adapter checkpoints, the outbox and a job still queued. Release 0.1 can still read it afterwards
-(its one ``schema_version`` row stays 8); the gateway's own ladder starts counting at the shared version.
+requests, adapter checkpoints, the outbox and a job still queued. The agent's ladder then goes on past the
+shared version 8 (step 9: the usage log), so its one ``schema_version`` row reads 9, a version release 0.1
+does not know; the gateway's own ladder starts counting at the shared version.
 
 The data is ``data/state_0_1.sql``, dumped from a home that release 0.1 itself built
 (``data/make_state_0_1.py``).
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.storage.sqlite import StateStore
-from agent_core.storage.sqlite.schema import SHARED_LADDER_END
+from agent_core.storage.sqlite.schema import AGENT_LADDER, SHARED_LADDER_END
 from gateway.storage import PairingState
 from gateway.storage.sqlite import GATEWAY_LADDER, SqliteStorage, open_state_store
 
@@ -41,11 +42,9 @@ def test_the_dump_has_the_schema_release_0_1_made_at_its_last_version(tmp_path: 
     assert versions_of(tmp_path / "dumped.db") == {"schema_version": 8, "gateway_schema_version": None}
 
 
-async def test_both_ladders_are_at_their_versions_and_release_0_1_still_reads_version_8(
-    home: Path, store: StateStore
-) -> None:
+async def test_both_ladders_are_at_their_latest_versions(home: Path, store: StateStore) -> None:
     assert versions_of(home / "state.db") == {
-        "schema_version": SHARED_LADDER_END,
+        "schema_version": AGENT_LADDER.latest,
         "gateway_schema_version": GATEWAY_LADDER.latest,
     }
 

@@ -269,22 +269,30 @@ async def freeze_system_prompt(conn: Conn, segment_id: str, prompt: str) -> str:
 
 
 async def add_usage(conn: Conn, segment_id: str, usage: TokenUsage) -> None:
-    """Add one call's usage to the segment's counters (this also takes the segment's row lock)."""
+    """Add one call's usage to the segment's counters (this also takes the segment's row lock) and log the
+    call for usage over time (``usage_log``)."""
+    values = (
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.cost_usd,
+    )
     cursor = await conn.execute(
         "UPDATE segments SET input_tokens = input_tokens + %s, output_tokens = output_tokens + %s, "
         "cache_read_tokens = cache_read_tokens + %s, cache_write_tokens = cache_write_tokens + %s, "
-        "cost_usd = cost_usd + %s WHERE id = %s",
-        (
-            usage.input_tokens,
-            usage.output_tokens,
-            usage.cache_read_tokens,
-            usage.cache_write_tokens,
-            usage.cost_usd,
-            segment_id,
-        ),
+        "cost_usd = cost_usd + %s WHERE id = %s RETURNING conversation_id",
+        (*values, segment_id),
     )
-    if cursor.rowcount == 0:
+    row = await cursor.fetchone()
+    if row is None:
         raise UnknownSegmentError(segment_id)
+    if usage != TokenUsage():
+        await conn.execute(
+            "INSERT INTO usage_log(at, segment_id, conversation_id, input_tokens, output_tokens, "
+            "cache_read_tokens, cache_write_tokens, cost_usd) VALUES (mg_now(), %s, %s, %s, %s, %s, %s, %s)",
+            (segment_id, row[0], *values),
+        )
 
 
 async def tip_segment_id(conn: Conn, conversation_id: str) -> str:

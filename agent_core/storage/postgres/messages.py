@@ -41,14 +41,17 @@ _INSERT_FIRST = (
     "SELECT t.segment_id, t.conversation_id, %s, %s, %s, %s, %s, %s, %s, %s, %s, COALESCE(%s, mg_now()) "
     "FROM mg_lock_tip(%s, %s, %s, %s, %s, %s) t RETURNING id, segment_id, conversation_id"
 )
-_MAX_REDIRECTS = 1_000  # a chain of compressions finished while one append waited; bounded all the same
 
-APPEND_DDL: tuple[LiteralString, ...] = (
-    # Lock a segment's row, or its conversation's tip's when a compression ended it (the switch holds the
-    # same lock, so the tip read after the lock is the one it committed); ``add_*`` (when not NULL) go to
-    # ``seg`` itself. Unqualified names resolve through the session's search_path (the deployment schema).
-    f"""CREATE FUNCTION mg_lock_tip(seg text, add_input bigint, add_output bigint, add_cache_read bigint,
-            add_cache_write bigint, add_cost double precision, OUT segment_id text, OUT conversation_id text)
+
+def _lock_tip_function(log_usage: LiteralString) -> LiteralString:
+    """``mg_lock_tip``: lock a segment's row, or its conversation's tip's when a compression ended it (the
+    switch holds the same lock, so the tip read after the lock is the one it committed); ``add_*`` (when
+    not NULL) go to ``seg`` itself, and ``log_usage`` runs after them. Unqualified names resolve through the
+    session's search_path (the deployment schema)."""
+    return (
+        """CREATE OR REPLACE FUNCTION mg_lock_tip(seg text, add_input bigint, add_output bigint,
+            add_cache_read bigint, add_cache_write bigint, add_cost double precision,
+            OUT segment_id text, OUT conversation_id text)
         LANGUAGE plpgsql AS $$
     DECLARE
         reason text;
@@ -64,8 +67,13 @@ APPEND_DDL: tuple[LiteralString, ...] = (
                 cache_read_tokens = s.cache_read_tokens + add_cache_read,
                 cache_write_tokens = s.cache_write_tokens + add_cache_write, cost_usd = s.cost_usd + add_cost
                 WHERE s.id = seg RETURNING s.end_reason, s.conversation_id INTO reason, conversation_id;
+            IF FOUND THEN
+                """
+        + log_usage
+        + """
+            END IF;
         END IF;
-        FOR step IN 1..{_MAX_REDIRECTS} LOOP
+        FOR step IN 1..1000 LOOP
             IF NOT FOUND THEN
                 RAISE EXCEPTION 'unknown segment %', segment_id USING ERRCODE = 'no_data_found';
             END IF;
@@ -81,8 +89,21 @@ APPEND_DDL: tuple[LiteralString, ...] = (
                 FROM segments s WHERE s.id = segment_id FOR UPDATE;
         END LOOP;
         RAISE EXCEPTION 'segment % is behind too many compressions', seg USING ERRCODE = 'no_data_found';
-    END $$""",
+    END $$"""
+    )
+
+
+APPEND_DDL: tuple[LiteralString, ...] = (_lock_tip_function("NULL;"),)
+"""Agent ladder step 1: appends lock their segment in the statement inserting their first row."""
+
+USAGE_LOG_APPEND_DDL: tuple[LiteralString, ...] = (
+    _lock_tip_function(
+        "INSERT INTO usage_log(at, segment_id, conversation_id, input_tokens, output_tokens,"
+        " cache_read_tokens, cache_write_tokens, cost_usd) VALUES (mg_now(), seg, conversation_id,"
+        " add_input, add_output, add_cache_read, add_cache_write, add_cost);"
+    ),
 )
+"""Agent ladder step 2: a call's usage is also logged with its time (``usage_log``), in the same statement."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +164,9 @@ def clean_text(text: str | None) -> str | None:
 def _usage_params(
     usage: TokenUsage | None,
 ) -> tuple[int | None, int | None, int | None, int | None, float | None]:
-    if usage is None:
+    """The ``add_*`` arguments of ``mg_lock_tip``: NULLs when there is nothing to add or log (a call that
+    reported no usage)."""
+    if usage is None or usage == TokenUsage():
         return (None, None, None, None, None)
     return (
         usage.input_tokens,
@@ -160,9 +183,10 @@ async def insert_messages(
     """Insert ``prepared`` in order into ``segment_id`` (or the tip that replaced it); their ids.
 
     The first row's statement locks the segment row (``mg_lock_tip``) and adds ``usage`` (the step's model
-    call) to ``segment_id`` itself, wherever the rows land. A turn appends to the segment it started on;
-    if a compression switched that segment meanwhile, what the turn writes next belongs after the
-    carried-over messages in the new tip, not in the archived parent. Call inside the caller's write
+    call) to ``segment_id`` itself, wherever the rows land, logging it in ``usage_log``. A turn appends to
+    the segment it started on; if a compression switched that segment meanwhile, what the turn writes next
+    belongs after the carried-over messages in the new tip, not in the archived parent. Call inside the
+    caller's write
     transaction: the lock is held to commit, so the ids of one segment are drawn in commit order.
     """
     if not prepared:

@@ -19,7 +19,7 @@ from typing import LiteralString
 from .engine import Conn, PgDatabase, PostgresUnavailableError
 from .fact_store import FACTS_DDL
 from .memory_documents import MEMORY_DDL
-from .messages import APPEND_DDL
+from .messages import APPEND_DDL, USAGE_LOG_APPEND_DDL
 from .search_ddl import SEARCH_DDL
 
 SCHEMA_LOCK = 0x6D6E656D6F  # "mnemo": one advisory lock for every mnemogate migration in a database
@@ -98,6 +98,16 @@ _CORE: tuple[LiteralString, ...] = (
         notified boolean NOT NULL DEFAULT false)""",
 )
 
+# One row per model call (the segment counters only grow), so usage can be summed over a time range.
+_USAGE_LOG: tuple[LiteralString, ...] = (
+    """CREATE TABLE usage_log (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at double precision NOT NULL,
+        segment_id text NOT NULL, conversation_id text NOT NULL, input_tokens bigint NOT NULL,
+        output_tokens bigint NOT NULL, cache_read_tokens bigint NOT NULL, cache_write_tokens bigint NOT NULL,
+        cost_usd double precision NOT NULL)""",
+    "CREATE INDEX usage_log_at ON usage_log(at)",
+)
+
 AGENT_LADDER = PgLadder(
     owner="agent",
     version_table="schema_version",
@@ -106,6 +116,9 @@ AGENT_LADDER = PgLadder(
             1,
             "core: conversations, segments, messages, search, memory documents, skills, audit, facts",
             (*_CORE, *APPEND_DDL, *SEARCH_DDL, *MEMORY_DDL, *FACTS_DDL),
+        ),
+        PgMigration(
+            2, "usage: one row per model call, for usage over time", (*_USAGE_LOG, *USAGE_LOG_APPEND_DDL)
         ),
     ),
 )

@@ -223,6 +223,22 @@ def add_usage(conn: sqlite3.Connection, segment_id: str, usage: TokenUsage) -> N
     )
     if cursor.rowcount == 0:
         raise UnknownSegmentError(segment_id)
+    if usage != TokenUsage():
+        # One row per model call, so usage can be summed over any time range (the admin overview's "today").
+        conn.execute(
+            "INSERT INTO usage_log(at, session_id, conversation_id, input_tokens, output_tokens, "
+            "cache_read_tokens, cache_write_tokens, cost_usd) "
+            "SELECT ?, id, conversation_id, ?, ?, ?, ?, ? FROM sessions WHERE id = ?",
+            (
+                time.time(),
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+                usage.cost_usd,
+                segment_id,
+            ),
+        )
 
 
 def record_memory_audit(

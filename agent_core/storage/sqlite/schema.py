@@ -97,11 +97,19 @@ _SEARCH = (
     "WHERE author IS NOT NULL AND role = 'user'",
 )
 
+# One row per model call (the segment counters only grow), so usage can be summed over a time range.
+_USAGE_LOG = (
+    """CREATE TABLE usage_log (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, session_id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL)""",
+    "CREATE INDEX usage_log_at ON usage_log(at)",
+)
+
 # Release 0.1 kept one ladder of 8 versions for every table of state.db; the agent's ladder keeps that
 # ladder's table and numbers (its steps that only touched the gateway's tables are empty here), so such a
-# database opens as it is. A 0.1 program can read a database this one created only when both ladders created
-# it (the gateway's ``open_state_store``) and neither has gone past 8: one the agent alone created says
-# version 8 but has none of the gateway's tables, which a 0.1 program would then never create.
+# database opens as it is. Step 9 (the usage log) takes the agent's ladder past the shared range, so release
+# 0.1 no longer recognises a database this release has opened (its ``schema_version`` reads 9).
 SHARED_LADDER_END = 8
 # Where the shared ladder's version of a release-0.1 database is kept once this release may have moved it.
 SHARED_VERSION_KEY = "shared_schema_version"
@@ -119,6 +127,7 @@ AGENT_LADDER = Ladder(
         Migration(6, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
         Migration(7, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
         Migration(8, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
+        Migration(9, "usage: one row per model call, for usage over time", _USAGE_LOG),
     ),
 )
 LATEST_VERSION = AGENT_LADDER.latest

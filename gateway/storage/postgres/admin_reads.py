@@ -108,6 +108,8 @@ async def list_conversations(
     platform: str | None = None,
     person_id: str | None = None,
     active: bool | None = None,
+    since: float | None = None,
+    until: float | None = None,
     limit: int = 50,
     offset: int = 0,
 ) -> Page[ConversationRow]:
@@ -121,6 +123,12 @@ async def list_conversations(
         params.append(person_id)
     if active is not None:
         where.append("c.ended_at IS NULL" if active else "c.ended_at IS NOT NULL")
+    if since is not None:
+        where.append("(c.ended_at IS NULL OR c.ended_at >= %s)")
+        params.append(since)
+    if until is not None:
+        where.append("c.created_at < %s")
+        params.append(until)
     clause = " AND ".join(where)
     total = await _count(conn, f"SELECT count(*) FROM conversations c WHERE {clause}", params)
     limit, offset = _clamp(limit), max(0, offset)
@@ -372,12 +380,21 @@ class PgAdminReads:
         platform: str | None = None,
         person_id: str | None = None,
         active: bool | None = None,
+        since: float | None = None,
+        until: float | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> Page[ConversationRow]:
         return await self._db.run_read(
             lambda c: list_conversations(
-                c, platform=platform, person_id=person_id, active=active, limit=limit, offset=offset
+                c,
+                platform=platform,
+                person_id=person_id,
+                active=active,
+                since=since,
+                until=until,
+                limit=limit,
+                offset=offset,
             )
         )
 

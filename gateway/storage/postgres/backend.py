@@ -33,6 +33,7 @@ from agent_core.storage.search_index import SearchIndex
 from gateway.storage.admin_reads import AdminReads
 from gateway.storage.chat_conversations import ChatConversations
 from gateway.storage.checkpoints import CheckpointRepository
+from gateway.storage.console_reads import ConsoleReads
 from gateway.storage.identity import IdentityRepository
 from gateway.storage.imports import TranscriptImport
 from gateway.storage.outbox import OutboxRepository
@@ -43,6 +44,7 @@ from .adapter_leases import PgAdapterLeases
 from .admin_reads import PgAdminReads
 from .chat_conversations import PgChatConversations
 from .checkpoints import PgCheckpoints
+from .console_reads import PgConsoleReads
 from .importer import PgTranscriptImport
 from .outbox import PgOutbox
 from .pairing import PgPairing
@@ -86,6 +88,7 @@ class PostgresStorage:
         self.wakeups = PgWakeups(db)
         self.admin: AdminReads = PgAdminReads(db)
         self.chats: ChatConversations = PgChatConversations(db)
+        self.console: ConsoleReads = PgConsoleReads(db)
         self.imports: TranscriptImport = PgTranscriptImport(db)
 
     def stats(self) -> StoreStats:

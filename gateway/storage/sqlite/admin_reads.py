@@ -44,11 +44,13 @@ def list_conversations(
     platform: str | None = None,
     person_id: str | None = None,
     active: bool | None = None,
+    since: float | None = None,
+    until: float | None = None,
     limit: int = 50,
     offset: int = 0,
 ) -> Page[ConversationRow]:
     """Conversations matching every given filter, newest first."""
-    where, params = ["1 = 1"], []
+    where, params = ["1 = 1"], list[object]()
     if platform is not None:
         where.append("c.platform = ?")
         params.append(platform)
@@ -57,6 +59,12 @@ def list_conversations(
         params.append(person_id)
     if active is not None:
         where.append("c.ended_at IS NULL" if active else "c.ended_at IS NOT NULL")
+    if since is not None:
+        where.append("(c.ended_at IS NULL OR c.ended_at >= ?)")
+        params.append(since)
+    if until is not None:
+        where.append("c.created_at < ?")
+        params.append(until)
     clause = " AND ".join(where)
     total = int(conn.execute(f"SELECT count(*) FROM conversations c WHERE {clause}", params).fetchone()[0])
     limit, offset = _clamp(limit), max(0, offset)
@@ -291,12 +299,21 @@ class SqliteAdminReads:
         platform: str | None = None,
         person_id: str | None = None,
         active: bool | None = None,
+        since: float | None = None,
+        until: float | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> Page[ConversationRow]:
         return await self._state.run_read(
             lambda c: list_conversations(
-                c, platform=platform, person_id=person_id, active=active, limit=limit, offset=offset
+                c,
+                platform=platform,
+                person_id=person_id,
+                active=active,
+                since=since,
+                until=until,
+                limit=limit,
+                offset=offset,
             )
         )
 

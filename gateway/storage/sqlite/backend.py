@@ -27,6 +27,7 @@ from .adapter_leases import SqliteAdapterLeases
 from .admin_reads import SqliteAdminReads
 from .chat_conversations import SqliteChatConversations
 from .checkpoints import SqliteCheckpoints
+from .console_reads import SqliteConsoleReads
 from .importer import SqliteTranscriptImport
 from .jobs import SqliteTurnQueue
 from .outbox import SqliteOutbox
@@ -75,6 +76,7 @@ class SqliteStorage:
         self.wakeups = NoWakeups()  # one host: waiters poll state.db
         self.admin = SqliteAdminReads(state)
         self.chats = SqliteChatConversations(state)
+        self.console = SqliteConsoleReads(state)
         self.imports = SqliteTranscriptImport(state)
 
     def stats(self) -> StoreStats:

@@ -38,6 +38,7 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("sessions", "segments"),
     ("messages", "messages"),
     ("memory_audit", "memory_audit"),
+    ("usage_log", "usage_log"),
     ("persons", "persons"),
     ("accounts", "accounts"),
     ("link_codes", "link_codes"),

@@ -1,7 +1,8 @@
 """A bounded property test over the app's own OpenAPI schema: no generated request gets a 5xx or a long error.
 
 The app serves no schema (``openapi_url=None``); the test takes ``app.openapi()`` from an app built like
-the other HTTP tests', served by real uvicorn in a thread of its own (schemathesis calls are blocking).
+the other HTTP tests', served by real uvicorn in a thread of its own (schemathesis calls are blocking), plus
+the admin API's own document, which the gateway serves behind the token at ``/admin/openapi.json``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
@@ -46,7 +48,7 @@ def served_gateway(home: Path) -> Iterator[_Served]:
         async with open_runtime(Home(home), Settings()) as runtime:
             gw = build_app(runtime)
             async with served(gw):
-                holder["served"] = _Served(gw.base_url, gw.app.openapi())
+                holder["served"] = _Served(gw.base_url, await _with_admin_api(gw.base_url, gw.app.openapi()))
                 ready.set()
                 await holder["stop"].wait()
 
@@ -65,6 +67,16 @@ def served_gateway(home: Path) -> Iterator[_Served]:
         if "loop" in holder:
             holder["loop"].call_soon_threadsafe(holder["stop"].set)
         thread.join(30)
+
+
+async def _with_admin_api(base_url: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with the admin API's paths and schemas (read from the running gateway) added."""
+    async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
+        answer = await client.get("/admin/openapi.json", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    admin = answer.raise_for_status().json()
+    schema["paths"].update(admin["paths"])
+    schema.setdefault("components", {}).setdefault("schemas", {}).update(admin["components"]["schemas"])
+    return schema
 
 
 def test_no_generated_request_gets_a_server_error_or_a_long_error_body(served_gateway: _Served) -> None:

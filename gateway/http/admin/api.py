@@ -1,50 +1,35 @@
-"""The admin API under ``/admin``: conversations, messages, search, persons and memory, pairing, reset.
+"""The admin JSON API under ``/admin``: conversations, transcripts, search, persons, memory, pairing, audit.
 
-Every route sits behind the ``BearerGuard``; reads go through the ``AdminReads`` port
-(``gateway.storage.admin_reads``) and the agent's storage (segments, reset, memory audit); memory edits
-go through ``MemoryStores`` as an operator ``Actor`` (admin, for the person edited) audited as "admin", so
-they are threat-scanned, locked and recorded in the audit trail like any other write.
+Every route sits behind the ``BearerGuard`` (scripts send ``Authorization: Bearer <http.admin_token>``);
+every error is one problem document (``problems.py``). Reads go through the ``AdminReads`` and
+``ConsoleReads`` ports and the agent's storage (segments, reset, memory audit); memory edits go through
+``MemoryStores`` as an operator ``Actor`` (admin, for the person edited) audited as "admin", so they are
+threat-scanned, locked and recorded in the audit trail like any other write.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from pydantic import BaseModel, Field
 
 from agent_core.actor import Actor
-from agent_core.memory import MemoryStoreError, MemoryStores
-from agent_core.search import SearchScope, SessionSearch
-from agent_core.storage import AgentStorage, EndReason, SearchIndexUnavailableError
+from agent_core.memory import MemoryResult, MemoryStoreError
+from agent_core.search import SearchScope
+from agent_core.storage import EndReason, SearchIndexUnavailableError
 from gateway.http.access import BearerGuard
 from gateway.identity import PairingError
-from gateway.storage.admin_reads import MAX_PAGE, AdminReads, ConversationRow, Page, PersonRow
+from gateway.storage.admin_reads import MAX_PAGE, ConversationRow, Page, PersonRow
+from gateway.storage.console_reads import ConsoleReads
 
-# Offsets and ids are SQLite integers: a larger number is a 422, not an OverflowError (500).
+from .backend import AdminBackend, PairingBook, operator
+from .problems import AdminProblem
+
+# Offsets and ids are 64-bit integers in every backend: a larger number is a 422, not an OverflowError (500).
 _MAX_SQL_INT = 2**63 - 1
-
-
-class PairingBook(Protocol):
-    """``gateway.identity.Pairing``: DM pairing requests; approve/deny raise PairingError if unknown."""
-
-    async def list_pending(self) -> Sequence[Any]: ...
-    async def approve(self, code: str) -> Any: ...
-    async def deny(self, code: str) -> Any: ...
-
-
-@dataclass(frozen=True)
-class AdminBackend:
-    """What the admin API reads and changes."""
-
-    reads: AdminReads
-    agent: AgentStorage
-    memory: MemoryStores
-    search: SessionSearch
-    pairing: PairingBook | None = None
+_FOREVER = 1e12  # epoch seconds far past any stored time (year 33658); bounds the date filters
 
 
 class MemoryEdit(BaseModel):
@@ -54,14 +39,14 @@ class MemoryEdit(BaseModel):
     old_text: str | None = Field(default=None, max_length=10_000)
 
 
-def _json(value: Any) -> Any:
+def to_json(value: Any) -> Any:
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
         return to_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, tuple | list):
-        return [_json(v) for v in value]
+        return [to_json(v) for v in value]
     if hasattr(value, "value") and isinstance(getattr(value, "value", None), str):
         return value.value
     return value
@@ -70,7 +55,7 @@ def _json(value: Any) -> Any:
 def _page(page: Page[Any]) -> dict[str, Any]:
     next_offset = page.offset + page.limit if page.offset + page.limit < page.total else None
     return {
-        "items": _json(page.rows),
+        "items": to_json(page.rows),
         "total": page.total,
         "limit": page.limit,
         "offset": page.offset,
@@ -79,7 +64,8 @@ def _page(page: Page[Any]) -> dict[str, Any]:
 
 
 def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
-    router = APIRouter(prefix="/admin", dependencies=[Depends(guard)])
+    """The JSON API's routes (paths relative to the ``/admin`` mount)."""
+    router = APIRouter(dependencies=[Depends(guard)], tags=["admin"])
     admin, agent = backend.reads, backend.agent
     memory, searcher = backend.memory, backend.search
 
@@ -95,20 +81,31 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
             raise HTTPException(404, f"no person {person_id!r}")
         return row
 
-    @router.get("/conversations")
+    @router.get("/conversations", summary="List conversations, newest first")
     async def conversations(
         platform: str | None = None,
         person: str | None = None,
         active: bool | None = None,
+        since: float | None = Query(
+            default=None, ge=0, le=_FOREVER, description="open at or after (epoch s)"
+        ),
+        until: float | None = Query(default=None, ge=0, le=_FOREVER, description="started before (epoch s)"),
         limit: int = Query(default=50, ge=1, le=MAX_PAGE),
         offset: int = Query(default=0, ge=0, le=_MAX_SQL_INT),
     ) -> dict[str, Any]:
+        """Filters combine; `since` and `until` keep the conversations open at some time in [since, until)."""
         page = await admin.conversations(
-            platform=platform, person_id=person, active=active, limit=limit, offset=offset
+            platform=platform,
+            person_id=person,
+            active=active,
+            since=since,
+            until=until,
+            limit=limit,
+            offset=offset,
         )
         return _page(page)
 
-    @router.get("/conversations/{conversation_id}")
+    @router.get("/conversations/{conversation_id}", summary="One conversation: segments, chain and usage")
     async def conversation(conversation_id: str) -> dict[str, Any]:
         row = await conversation_or_404(conversation_id)
         segments = await agent.lineage(conversation_id)
@@ -120,7 +117,7 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
             "cost_usd": sum(s.usage.cost_usd for s in segments),
         }
         return {
-            "conversation": _json(row),
+            "conversation": to_json(row),
             "lineage": [s.id for s in segments],
             "segments": [
                 {
@@ -131,7 +128,7 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
                     "started_at": s.started_at,
                     "ended_at": s.ended_at,
                     "end_reason": s.end_reason,
-                    "usage": _json(s.usage),
+                    "usage": to_json(s.usage),
                     "system_prompt_chars": len(s.system_prompt or ""),
                 }
                 for s in segments
@@ -139,7 +136,7 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
             "usage": totals,
         }
 
-    @router.get("/conversations/{conversation_id}/messages")
+    @router.get("/conversations/{conversation_id}/messages", summary="A conversation's messages, paged")
     async def messages(
         conversation_id: str,
         after: int = Query(default=0, ge=0, le=_MAX_SQL_INT),
@@ -148,15 +145,29 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
         await conversation_or_404(conversation_id)
         rows = await admin.messages(conversation_id, after_id=after, limit=limit)
         next_after = rows[-1].id if len(rows) == limit else None
-        return {"items": _json(rows), "next_after": next_after}
+        return {"items": to_json(rows), "next_after": next_after}
 
-    @router.post("/conversations/{conversation_id}/reset")
+    @router.get(
+        "/conversations/{conversation_id}/transcript",
+        summary="A conversation's messages in full: tool calls with arguments, results, recall sidecar",
+    )
+    async def transcript(
+        conversation_id: str,
+        after: int = Query(default=0, ge=0, le=_MAX_SQL_INT),
+        limit: int = Query(default=100, ge=1, le=MAX_PAGE),
+    ) -> dict[str, Any]:
+        await conversation_or_404(conversation_id)
+        rows = await _console(backend).transcript(conversation_id, after_id=after, limit=limit)
+        next_after = rows[-1].id if len(rows) == limit else None
+        return {"items": to_json(rows), "next_after": next_after}
+
+    @router.post("/conversations/{conversation_id}/reset", summary="End a conversation (reset)")
     async def reset(conversation_id: str) -> dict[str, Any]:
         await conversation_or_404(conversation_id)
         ended = await agent.end_conversation(conversation_id, EndReason.RESET)
         return {"conversation_id": conversation_id, "reset": ended}
 
-    @router.get("/search")
+    @router.get("/search", summary="Full-text search over every conversation (or one person's)")
     async def search(
         q: str = Query(min_length=1, max_length=500),
         person: str | None = None,
@@ -181,14 +192,14 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
         ]
         return {"query": q, "truncated": results.query_truncated, "conversations": found}
 
-    @router.get("/persons")
+    @router.get("/persons", summary="List persons with their accounts, oldest first")
     async def persons(
         limit: int = Query(default=50, ge=1, le=MAX_PAGE),
         offset: int = Query(default=0, ge=0, le=_MAX_SQL_INT),
     ) -> dict[str, Any]:
         return _page(await admin.persons(limit=limit, offset=offset))
 
-    @router.get("/persons/{person_id}/memory")
+    @router.get("/persons/{person_id}/memory", summary="A person's memory stores and their audit trail")
     async def person_memory(person_id: str) -> dict[str, Any]:
         person = await person_or_404(person_id)
         try:
@@ -197,7 +208,7 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
             raise HTTPException(400, str(exc)) from exc
         audit = await agent.memory_audit(person_id)
         return {
-            "person": _json(person),
+            "person": to_json(person),
             "stores": [
                 {
                     "target": v.usage.target.value,
@@ -208,49 +219,58 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
                 }
                 for v in views
             ],
-            "audit": _json(audit),
+            "audit": to_json(audit),
         }
 
-    @router.put("/persons/{person_id}/memory")
+    @router.put("/persons/{person_id}/memory", summary="Add, replace or remove a memory entry (audited)")
     async def edit_memory(person_id: str, edit: MemoryEdit) -> dict[str, Any]:
         await person_or_404(person_id)
-        # The operator, acting on this person's stores (global ones too), audited as "admin".
-        operator, target = Actor(person_id, is_admin=True, platform="admin", label="admin"), edit.target
-        try:
-            if edit.action == "add":
-                result = await memory.add(operator, target=target, content=_required(edit.content, "content"))
-            elif edit.action == "replace":
-                result = await memory.replace(
-                    operator,
-                    target=target,
-                    old_text=_required(edit.old_text, "old_text"),
-                    content=_required(edit.content, "content"),
-                )
-            else:
-                result = await memory.remove(
-                    operator, target=target, old_text=_required(edit.old_text, "old_text")
-                )
-        except MemoryStoreError as exc:
-            raise HTTPException(400, str(exc)) from exc
-        body = result.to_dict()
+        result = await apply_memory_edit(backend, operator(person_id, "admin"), edit)
+        body: dict[str, Any] = dict(result.to_dict())
         if not body.get("success"):
-            raise HTTPException(422, body)
+            raise AdminProblem(422, str(body.get("error") or "the memory edit was refused"), result=body)
         return body
 
-    @router.get("/pairing")
-    async def pairing_list() -> dict[str, Any]:
-        return {"pending": _json(list(await _pairing(backend).list_pending()))}
+    @router.get("/audit", summary="The memory audit log (everyone's, or one person's), newest first")
+    async def audit(
+        person: str | None = None,
+        limit: int = Query(default=50, ge=1, le=MAX_PAGE),
+        offset: int = Query(default=0, ge=0, le=_MAX_SQL_INT),
+    ) -> dict[str, Any]:
+        return _page(await _console(backend).audit_log(person_id=person, limit=limit, offset=offset))
 
-    @router.post("/pairing/{code}/{decision}")
+    @router.get("/pairing", summary="Pending DM pairing requests")
+    async def pairing_list() -> dict[str, Any]:
+        return {"pending": to_json(list(await pairing_book(backend).list_pending()))}
+
+    @router.post("/pairing/{code}/{decision}", summary="Approve or deny a pairing request")
     async def pairing_decide(code: str, decision: Literal["approve", "deny"]) -> dict[str, Any]:
-        book = _pairing(backend)
+        book = pairing_book(backend)
         try:
             request = await (book.approve(code) if decision == "approve" else book.deny(code))
         except (PairingError, LookupError, ValueError) as exc:
             raise HTTPException(404, str(exc)) from exc
-        return {"decision": decision, "request": _json(request)}
+        return {"decision": decision, "request": to_json(request)}
 
     return router
+
+
+async def apply_memory_edit(backend: AdminBackend, actor: Actor, edit: MemoryEdit) -> MemoryResult:
+    """Apply ``edit`` as ``actor`` through the memory stores (scan, lock, audit); the store's result."""
+    memory, target = backend.memory, edit.target
+    try:
+        if edit.action == "add":
+            return await memory.add(actor, target=target, content=_required(edit.content, "content"))
+        if edit.action == "replace":
+            return await memory.replace(
+                actor,
+                target=target,
+                old_text=_required(edit.old_text, "old_text"),
+                content=_required(edit.content, "content"),
+            )
+        return await memory.remove(actor, target=target, old_text=_required(edit.old_text, "old_text"))
+    except MemoryStoreError as exc:
+        raise HTTPException(400, str(exc)) from exc
 
 
 def _required(value: str | None, name: str) -> str:
@@ -259,7 +279,13 @@ def _required(value: str | None, name: str) -> str:
     return value
 
 
-def _pairing(backend: AdminBackend) -> PairingBook:
+def pairing_book(backend: AdminBackend) -> PairingBook:
     if backend.pairing is None:
         raise HTTPException(404, "pairing is not enabled on this gateway")
     return backend.pairing
+
+
+def _console(backend: AdminBackend) -> ConsoleReads:
+    if backend.console is None:
+        raise HTTPException(503, "this gateway was started without the console reads (Storage.console)")
+    return backend.console

@@ -1,0 +1,54 @@
+"""What the admin surface reads and changes, handed in by the composition root (``AdminBackend``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agent_core.actor import Actor
+from agent_core.memory import MemoryStores
+from agent_core.search import SessionSearch
+from agent_core.skills import SkillStore
+from agent_core.storage import AgentStorage
+from gateway.config import AdminSettings
+from gateway.storage.adapter_leases import AdapterLeaseRepository
+from gateway.storage.admin_reads import AdminReads
+from gateway.storage.console_reads import ConsoleReads
+
+
+class PairingBook(Protocol):
+    """``gateway.identity.Pairing``: DM pairing requests (``list_requests``: every state, oldest first);
+    approve/deny raise PairingError for an unknown code."""
+
+    async def list_pending(self) -> Sequence[Any]: ...
+    async def list_requests(self) -> Sequence[Any]: ...
+    async def approve(self, code: str) -> Any: ...
+    async def deny(self, code: str) -> Any: ...
+
+
+@dataclass(frozen=True)
+class AdminBackend:
+    """What the admin API and console read and change.
+
+    ``console`` (full transcripts, activity, usage, the audit log), ``skills`` and ``leases`` (who runs each
+    polling adapter) feed the console's pages; without them those pages answer 503 saying what is missing.
+    """
+
+    reads: AdminReads
+    agent: AgentStorage
+    memory: MemoryStores
+    search: SessionSearch
+    pairing: PairingBook | None = None
+    console: ConsoleReads | None = None
+    skills: SkillStore | None = None
+    leases: AdapterLeaseRepository | None = None
+    settings: AdminSettings = field(default_factory=AdminSettings)
+
+
+def operator(person_id: str, label: str) -> Actor:
+    """The operator acting on ``person_id``'s memory (global stores too), audited as ``label``.
+
+    The same ``MemoryStores`` writes as a tool call: threat-scanned, locked, and recorded in the audit.
+    """
+    return Actor(person_id, is_admin=True, platform="admin", label=label)
