@@ -256,19 +256,20 @@ async def _rekey(conn: Conn, platform: str, forms: Callable[[str], Mapping[str, 
 
 
 class PgIdentity:
-    """The ``IdentityRepository`` on PostgreSQL; reads on one snapshot, each write one transaction."""
+    """The ``IdentityRepository`` on PostgreSQL; reads on one snapshot (one-statement reads outside a
+    transaction: one round trip), each write one transaction."""
 
     def __init__(self, db: PgDatabase) -> None:
         self._db = db
 
     async def account_person(self, platform: str, account_id: str) -> str | None:
-        return await self._db.run_read(lambda c: account_person(c, platform, account_id))
+        return await self._db.run_autocommit_read(lambda c: account_person(c, platform, account_id))
 
     async def ensure_account(self, platform: str, account_id: str, display_name: str | None) -> str:
         return await self._db.run_write(lambda c: ensure_account(c, platform, account_id, display_name))
 
     async def accounts_of(self, person_id: str) -> tuple[AccountRecord, ...]:
-        return await self._db.run_read(lambda c: accounts_of(c, person_id))
+        return await self._db.run_autocommit_read(lambda c: accounts_of(c, person_id))
 
     async def issue_link_code(
         self,
@@ -292,7 +293,7 @@ class PgIdentity:
         return await self._db.run_write(lambda c: redeem_link_code(c, code, platform, account_id))
 
     async def platform_account_ids(self, platform: str) -> frozenset[str]:
-        return frozenset(await self._db.run_read(lambda c: platform_account_ids(c, platform)))
+        return frozenset(await self._db.run_autocommit_read(lambda c: platform_account_ids(c, platform)))
 
     async def rekey_accounts(self, platform: str, forms: Callable[[str], Mapping[str, str]]) -> int:
         return await self._db.run_write(lambda c: _rekey(c, platform, forms))
