@@ -279,7 +279,8 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         gateway = build_gateway(runtime, count_inbound=metrics.count_inbound)
         stack.push_async_callback(gateway.pipeline.drain)  # last out: slow commands finish or are cancelled
         web, api = WebChatAdapter("web"), WebChatAdapter("api")
-        client_key = ClientKey.for_home(home.root)  # cookies and API tokens become account ids
+        # Cookies and API tokens become account ids, the same on every host of the deployment.
+        client_key = await ClientKey.for_deployment(runtime.storage.client_key)
         await rekey_legacy_web_accounts(runtime.storage.identity, client_key)
         await stack.enter_async_context(runtime.wakeups())  # other hosts' jobs and replies wake us
         streams, budgets = StreamRegistry(), ChatBudgets(settings.delivery.rate_for)

@@ -46,7 +46,7 @@ def create_app(
 ) -> FastAPI:
     """The gateway's one HTTP app; see the module docstring for what each argument mounts.
 
-    ``client_key`` turns cookies and API tokens into account ids (``ClientKey.for_home``; default: a key
+    ``client_key`` turns cookies and API tokens into account ids (``ClientKey.for_deployment``; default: a key
     for this process only); ``new_web_persons`` limits new browsers per client address (default: the
     ``rate_limit.new_web_persons`` budget, every browser counted as new);
     ``reads`` serves the web chat's history and the OpenAI endpoint's usage (none and zero without it).

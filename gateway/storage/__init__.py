@@ -23,6 +23,7 @@ from .admin_reads import (
 )
 from .backend import Storage
 from .checkpoints import CheckpointRepository
+from .client_keys import ClientKeyStore, ClientKeyUnusableError
 from .factory import open_storage
 from .identity import AccountRecord, IdentityRepository, IssuedLinkCode, RedeemStatus, Redemption
 from .imports import IMPORTED_END_REASON, ImportReport, LineError, TranscriptImport
@@ -73,6 +74,8 @@ __all__ = [
     "CheckpointRepository",
     "ChunkReceipt",
     "ClaimedJob",
+    "ClientKeyStore",
+    "ClientKeyUnusableError",
     "ConversationQueue",
     "ConversationRow",
     "Enqueued",

@@ -20,6 +20,7 @@ from agent_core.storage.search_index import SearchIndex
 from .adapter_leases import AdapterLeaseRepository
 from .admin_reads import AdminReads
 from .checkpoints import CheckpointRepository
+from .client_keys import ClientKeyStore
 from .identity import IdentityRepository
 from .imports import TranscriptImport
 from .outbox import OutboxRepository
@@ -71,6 +72,11 @@ class Storage(Protocol):
     @property
     def adapter_leases(self) -> AdapterLeaseRepository:
         """Which process runs each polling or socket adapter (one at a time)."""
+        ...
+
+    @property
+    def client_key(self) -> ClientKeyStore:
+        """The key web chat cookies and API tokens are hashed with, the same for every process and host."""
         ...
 
     @property

@@ -41,6 +41,7 @@ from gateway.storage.queue import InboundLedger, TurnQueueRepository
 from .adapter_leases import PgAdapterLeases
 from .admin_reads import PgAdminReads
 from .checkpoints import PgCheckpoints
+from .client_keys import PgClientKey
 from .importer import PgTranscriptImport
 from .outbox import PgOutbox
 from .pairing import PgPairing
@@ -81,6 +82,7 @@ class PostgresStorage:
         self.pairing: PairingRepository = PgPairing(db)
         self.checkpoints: CheckpointRepository = PgCheckpoints(db)
         self.adapter_leases = PgAdapterLeases(db)
+        self.client_key = PgClientKey(db)
         self.wakeups = PgWakeups(db)
         self.admin: AdminReads = PgAdminReads(db)
         self.imports: TranscriptImport = PgTranscriptImport(db)

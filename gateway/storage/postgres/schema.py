@@ -87,10 +87,19 @@ _GATEWAY: tuple[LiteralString, ...] = (
         generation bigint NOT NULL DEFAULT 1)""",
 )
 
+# The key web chat cookies and API tokens are hashed with (gateway.storage.client_keys): one row, so every
+# host turns a cookie into the same account.
+_CLIENT_KEY: tuple[LiteralString, ...] = (
+    """CREATE TABLE client_key (
+        id smallint PRIMARY KEY CHECK (id = 1), secret bytea NOT NULL,
+        created_at double precision NOT NULL)""",
+)
+
 GATEWAY_LADDER = PgLadder(
     owner="gateway",
     version_table="gateway_schema_version",
     migrations=(
         PgMigration(1, "gateway: identity, ledger, queue, outbox, pairing, checkpoints, leases", _GATEWAY),
+        PgMigration(2, "gateway: the client key every host hashes cookies and API tokens with", _CLIENT_KEY),
     ),
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from gateway.http import AdminBackend, Metrics, PairingBook, Readiness, adapters
 from gateway.identity import ClientKey
 from gateway.runtime import Runtime, open_runtime
 from gateway.storage.admin_reads import MAX_PAGE, AdminReads, MessageRow
+from gateway.storage.sqlite.client_key_file import KEY_FILENAME, ClientKeyFile
 from gateway.webchat import WebChatAdapter
 from tests.gateway.http.turn_double import InlineTurns
 
@@ -105,7 +107,9 @@ def build_app(
         metrics=metrics,
         admin=AdminBackend(reads, runtime.storage.agent, runtime.memory, runtime.search, pairing),
         reads=reads,
-        client_key=ClientKey.for_home(runtime.home.root),
+        client_key=ClientKey(
+            ClientKeyFile(runtime.home.root / KEY_FILENAME).read_or_create(secrets.token_bytes(32))
+        ),
         new_web_persons=NewPersonBudget(runtime.storage.identity),
     )
     return Gateway(runtime, app, web, api, turns, metrics)
