@@ -15,7 +15,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agent_core.actor import Actor
@@ -54,7 +54,7 @@ from gateway.logging_setup import configure_logging
 from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
 from gateway.queue.turn_lane import TurnAgent
 from gateway.startup_notes import startup_notes
-from gateway.storage import Storage, open_storage
+from gateway.storage import ReplyRouting, Storage, open_storage
 from gateway.webchat import WebChatAdapter
 
 _LOG = logging.getLogger("mnemogate.runtime")
@@ -309,6 +309,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 settings=settings.delivery,
                 budgets=budgets,
                 streams=streams,
+                routing=waiting_here([web, api], settings.delivery.reply_grace_s),
             )
         )
         # Only this in-process pool streams: it runs beside the adapters; worker processes deliver normally.
@@ -363,6 +364,18 @@ async def run_worker(home: Home, settings: Settings) -> None:
         print(f"mnemogate worker {pool.holder} ready (home {home.root})", flush=True)
         await stop.wait()
         _LOG.info("worker %s stopping: draining %d turn(s)", pool.holder, pool.in_flight)
+
+
+def waiting_here(channels: Sequence[WebChatAdapter], grace_s: float) -> Callable[[], ReplyRouting]:
+    """The replies to claim at once: those the channels' callers wait for in this process (a browser's
+    stream, an API request); others' wait ``grace_s`` for the process that took their message."""
+    platforms = frozenset(channel.name for channel in channels)
+
+    def routing() -> ReplyRouting:
+        awaited = frozenset().union(*(channel.awaited_replies() for channel in channels))
+        return ReplyRouting(platforms, awaited, grace_s)
+
+    return routing
 
 
 def _stop_on_signals() -> asyncio.Event:

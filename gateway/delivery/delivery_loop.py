@@ -8,7 +8,9 @@ typing spends the chat's token budget; a transient ``SendError`` is retried afte
 else is sent to that chat meanwhile; a ``BadFormatError`` chunk is re-sent once as plain text, and after
 ``max_attempts`` the row is marked failed, logged and counted. When this process streamed the turn
 (``streams``), the reply's first chunk is an edit of the streamed message into the final text (recorded
-as that chunk), falling back to a normal send if the edit fails. The loop also runs the ``OutboxPruner``
+as that chunk), falling back to a normal send if the edit fails. With ``routing`` (the web chat and the API,
+whose callers wait on the process that took their message) it claims the replies this process's callers
+await at once and others' only after ``delivery.reply_grace_s``. The loop also runs the ``OutboxPruner``
 (delivered rows past ``delivery.outbox_keep_days``). It reaches the outbox only through its port.
 """
 
@@ -26,7 +28,7 @@ from gateway.contracts import Adapter, BadFormatError, ChatRef, OutboundMessage,
 from gateway.queue.signals import Signals, wait_signal
 from gateway.queue.worker_pool import new_holder
 from gateway.storage.chat_refs import chat_from_text
-from gateway.storage.outbox import ChunkReceipt, OutboxItem, OutboxRepository
+from gateway.storage.outbox import ChunkReceipt, OutboxItem, OutboxRepository, ReplyRouting
 
 from .chat_budget import ChatBudgets
 from .outbox_pruner import OutboxPruner
@@ -66,6 +68,7 @@ class DeliveryLoop:
         on_failure: FailureHook | None = None,
         holder: str | None = None,
         streams: StreamRegistry | None = None,
+        routing: Callable[[], ReplyRouting] | None = None,
     ) -> None:
         self.outbox = outbox
         self._adapters = dict(adapters)
@@ -75,6 +78,7 @@ class DeliveryLoop:
         self._on_failure = on_failure
         self.holder = holder or new_holder()
         self._streams = streams
+        self._routing = routing
         self._tasks: set[asyncio.Task[None]] = set()
         self._delivery_ended = False
         self._loop_task: asyncio.Task[None] | None = None
@@ -145,7 +149,12 @@ class DeliveryLoop:
             return []
         try:
             return await self.outbox.claim(
-                platforms, self.holder, claim_s=self._settings.claim_s, limit=free, expect_work=expect_work
+                platforms,
+                self.holder,
+                claim_s=self._settings.claim_s,
+                limit=free,
+                expect_work=expect_work,
+                routing=self._routing() if self._routing is not None else None,
             )
         except StateError:
             _LOG.warning("could not claim outbox rows; retrying", exc_info=True)

@@ -36,6 +36,7 @@ from .outbox import (
     OutboxRepository,
     OutboxState,
     OutboxStatus,
+    ReplyRouting,
 )
 from .pairing import PairingDecision, PairingRepository, PairingRequest, PairingState, PairingTicket
 from .queue import (
@@ -112,6 +113,7 @@ __all__ = [
     "QueuedReply",
     "RedeemStatus",
     "Redemption",
+    "ReplyRouting",
     "ReplyTarget",
     "Storage",
     "TipTail",

@@ -13,6 +13,11 @@ the reply that answers ITS message — the delivery whose ``reply_to_message_id`
 kind is an answer — never for whatever the chat is sent next, so a busy-policy notice or another
 request's reply is never taken for its answer. ``render`` never splits a reply, so one delivery is the
 whole answer.
+
+The caller waits on THIS process (a browser's stream or long poll, an API request), so its replies should
+be delivered here: ``awaited_replies`` names the messages this channel accepted whose answer has not come
+yet (at most ``AWAITED_MAX``, none older than ``AWAITED_FOR_S``), which the delivery loop claims at once
+while other processes leave them alone for a grace period (``gateway.storage.outbox.ReplyRouting``).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from gateway.contracts import (
@@ -42,6 +48,10 @@ from gateway.webchat.sequence import ChatSequence, Slot
 WEB_CAPABILITIES = Capabilities(max_text_length=100_000)
 ANSWER_KINDS = frozenset({"reply", "error", "command"})
 """Deliveries that answer a message; the gateway's notices (a busy-policy ack, ...) are not answers."""
+
+AWAITED_MAX = 10_000
+AWAITED_FOR_S = 300.0
+"""Past this, another process has long delivered the answer (after its grace period): stop naming it."""
 
 _REFUSED = {
     "rate_limited": "You're sending messages faster than I can keep up with; please wait and send it again.",
@@ -86,6 +96,7 @@ class WebChatAdapter(Adapter):
         self._last_send_at: float | None = None
         self._sequence = ChatSequence()
         self._awaited: dict[str, asyncio.Future[Reply | None]] = {}
+        self._unanswered: OrderedDict[str, float] = OrderedDict()  # accepted event id -> when
 
     async def start(self, sink: InboundSink) -> None:
         self._sink = sink
@@ -135,9 +146,22 @@ class WebChatAdapter(Adapter):
             default = _REFUSED.get(outcome.reason, "The message was not accepted.")
             raise MessageRefusedError(outcome.reason, outcome.notice or default, outcome.retry_after_s)
         self._last_inbound_at = now
+        self._unanswered[event_id] = time.monotonic()
+        self._unanswered.move_to_end(event_id)
+        while len(self._unanswered) > AWAITED_MAX:
+            self._unanswered.popitem(last=False)
         return event_id
 
+    def awaited_replies(self) -> frozenset[str]:
+        """The messages accepted here whose answer was not delivered here yet (their ``reply_to`` ids)."""
+        too_old = time.monotonic() - AWAITED_FOR_S
+        while self._unanswered and next(iter(self._unanswered.values())) < too_old:
+            self._unanswered.popitem(last=False)
+        return frozenset(self._unanswered)
+
     async def send(self, message: OutboundMessage) -> SendReceipt:
+        if message.kind in ANSWER_KINDS and message.reply_to_message_id is not None:
+            self._unanswered.pop(message.reply_to_message_id, None)
         awaited = self._awaited.get(message.reply_to_message_id or "")
         if awaited is not None and message.kind in ANSWER_KINDS:
             if not awaited.done():

@@ -1,6 +1,7 @@
 """The outbox port on every backend: queued once per key, claimed exactly once (also across processes),
 one chat's rows in order, claims that expire, chunk progress that survives a new holder, a retry wait
-that holds the row, and pruning that deletes only delivered rows past their age."""
+that holds the row, replies routed to the process whose caller awaits them, and pruning that deletes only
+delivered rows past their age."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from gateway.contracts import ChatKind, ChatRef
 from gateway.storage.chat_refs import chat_to_text
-from gateway.storage.outbox import ChunkReceipt, OutboxEntry, OutboxItem, OutboxRepository
+from gateway.storage.outbox import ChunkReceipt, OutboxEntry, OutboxItem, OutboxRepository, ReplyRouting
 from tests.adapters.fakes.recording_sink import wait_until
 
 from .backends import BackendUnderTest, open_storage
@@ -129,6 +130,32 @@ async def test_an_expired_claim_lets_another_holder_resume_after_the_sent_chunks
     (row,) = await outbox.for_conversation("cv")
     assert (row.state, row.chunks_sent) == ("sent", 3)
     assert await outbox.claim(["test"], "late", claim_s=0.0, limit=1) == []  # delivered rows stay delivered
+
+
+async def test_a_routed_reply_goes_at_once_only_to_the_process_awaiting_it_then_to_anyone(
+    storage: Storage,
+) -> None:
+    outbox = repo(storage)
+    await outbox.add(entry("answer-1", to="a", reply_to="msg-1"))
+    await outbox.add(entry("answer-2", to="a", reply_to="msg-2"))  # the same chat, behind answer-1
+    await outbox.add(entry("notice", to="b"))  # answers no message: anyone's at once
+    await outbox.add(entry("other", to="c", platform="other", reply_to="msg-3"))  # a platform not routed
+    here = ReplyRouting(frozenset({"test"}), frozenset({"msg-1"}), grace_s=60.0)
+    elsewhere = ReplyRouting(frozenset({"test"}), frozenset({"msg-9"}), grace_s=60.0)
+
+    claimed = await outbox.claim(["test", "other"], "elsewhere", claim_s=60.0, limit=10, routing=elsewhere)
+    assert sorted(texts(claimed)) == ["text of notice", "text of other"]
+    (first,) = await outbox.claim(["test"], "here", claim_s=60.0, limit=10, routing=here)
+    assert first.text == "text of answer-1"
+    await outbox.mark_sent(first.id, ChunkReceipt(0, "m1"))
+    # answer-2 is awaited by nobody (its process is gone): after the grace anyone delivers it.
+    assert await outbox.claim(["test"], "elsewhere", claim_s=60.0, limit=10, routing=elsewhere) == []
+    soon = ReplyRouting(frozenset({"test"}), frozenset(), grace_s=0.2)
+    deadline = time.monotonic() + 10
+    while not (late := await outbox.claim(["test"], "anyone", claim_s=60.0, limit=10, routing=soon)):
+        assert time.monotonic() < deadline, "the grace never ended"
+        await asyncio.sleep(0.02)
+    assert texts(late) == ["text of answer-2"]
 
 
 async def test_a_live_claim_is_never_shared(storage: Storage) -> None:
