@@ -2,8 +2,9 @@
 
 Invariants: rows of one chat go out in order (the outbox only hands out a chat's oldest undelivered row);
 each chunk's platform message id is recorded before the next chunk is sent (the last one in the same write
-that marks the row sent), so a crash mid-reply resumes at the first unsent chunk; every send, edit or
-typing spends the chat's token budget; a transient ``SendError`` is retried after its full
+that marks the row sent), so a crash mid-reply resumes at the first unsent chunk, and a record the database
+could not take is retried (for up to ``claim_s``) rather than left for the row to be sent again; every
+send, edit or typing spends the chat's token budget; a transient ``SendError`` is retried after its full
 ``retry_after`` (or a backoff), and a ``retry_after`` holds the chat's budget for that long, so nothing
 else is sent to that chat meanwhile; a ``BadFormatError`` chunk is re-sent once as plain text, and after
 ``max_attempts`` the row is marked failed, logged and counted. When this process streamed the turn
@@ -18,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Self, final
 
@@ -37,6 +40,8 @@ from .settings import DeliverySettings
 from .streaming import STREAMED_KINDS, StreamedMessage, StreamRegistry
 
 _LOG = logging.getLogger("mnemogate.delivery")
+_RECORD_RETRY_S = 0.1
+_RECORD_RETRY_MAX_S = 2.0
 
 FailureHook = Callable[[str, str], None]
 """Called with (platform, error) each time a row is given up on: the metrics counter hook."""
@@ -177,12 +182,28 @@ class DeliveryLoop:
                     receipt_id = await self._send_chunk(adapter, chat, item, index, chunk)
                 last = ChunkReceipt(index, receipt_id)
                 if index < len(chunks) - 1:  # the last receipt is written with the row's completion
-                    await self.outbox.record_chunk(item.id, last)
+                    await self._record(item, functools.partial(self.outbox.record_chunk, item.id, last))
                     last = None
-            await self.outbox.mark_sent(item.id, last)
+            await self._record(item, functools.partial(self.outbox.mark_sent, item.id, last))
             self.sent += 1
         except _GiveUp as exc:
             await self._give_up(item, exc.reason)
+
+    async def _record(self, item: OutboxItem, write: Callable[[], Awaitable[None]]) -> None:
+        """Record what reached the platform; while the database is out of reach keep trying, for as long
+        as a claim lasts: a send left unrecorded is sent again by the row's next claim."""
+        give_up_at = time.monotonic() + self._settings.claim_s
+        delay = _RECORD_RETRY_S
+        while True:
+            try:
+                await write()
+                return
+            except StateError as exc:
+                if time.monotonic() + delay > give_up_at:
+                    raise
+                _LOG.warning("could not record the delivery of outbox row %d (%s); retrying", item.id, exc)
+            await asyncio.sleep(delay)  # backoff while the database is away
+            delay = min(delay * 2, _RECORD_RETRY_MAX_S)
 
     def _streamed(self, item: OutboxItem) -> StreamedMessage | None:
         if self._streams is None or item.kind not in STREAMED_KINDS or 0 in item.sent_chunks:

@@ -4,7 +4,8 @@
 admin API, OpenAI-compatible endpoint, the platform adapters' webhook routes such as Telegram's webhook and
 Slack's Events API) is mounted when its dependencies are given. Every route shares the same guards: the
 Host check (``gateway.http.access.HostCheck``), request bodies cut at ``http.max_body_bytes`` before they
-are parsed (413), and short error bodies (``gateway.http.bad_requests``). ``app.state.http`` records the
+are parsed (413), short error bodies (``gateway.http.bad_requests``), and 503 with Retry-After while the
+database is out of reach (``gateway.http.unavailable``). ``app.state.http`` records the
 settings for ``serve_http``.
 """
 
@@ -16,6 +17,7 @@ from fastapi import Depends, FastAPI, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from agent_core.storage.errors import StateUnavailableError, WriteContentionError
 from gateway.access import NewPersonBudget
 from gateway.config import HttpSettings
 from gateway.contracts import HttpRoute
@@ -25,6 +27,7 @@ from gateway.http.bad_requests import reject_lone_surrogates, validation_error
 from gateway.http.metrics import CONTENT_TYPE, Metrics
 from gateway.http.openai_compat import openai_router
 from gateway.http.readiness import ReadinessCheck
+from gateway.http.unavailable import storage_unavailable
 from gateway.http.webchat_routes import webchat_router
 from gateway.identity import ClientKey
 from gateway.storage.admin_reads import AdminReads
@@ -63,6 +66,8 @@ def create_app(
     app.state.http = settings
     app.add_middleware(HostCheck, allowed=accepted_hosts(settings))
     app.add_exception_handler(RequestValidationError, validation_error)
+    for unavailable in (StateUnavailableError, WriteContentionError):
+        app.add_exception_handler(unavailable, storage_unavailable)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
