@@ -11,7 +11,9 @@ else is sent to that chat meanwhile; a ``BadFormatError`` chunk is re-sent once 
 (``streams``), the reply's first chunk is an edit of the streamed message into the final text (recorded
 as that chunk), falling back to a normal send if the edit fails. With ``routing`` (the web chat and the API,
 whose callers wait on the process that took their message) it claims the replies this process's callers
-await at once and others' only after ``delivery.reply_grace_s``. The loop also runs the ``OutboxPruner``
+await at once and others' only after ``delivery.reply_grace_s``. A loop that ``takes_over`` (a leased
+adapter's new owner) first hands back the rows its platforms' previous owner left claimed, so they go out
+now rather than when those claims run out. The loop also runs the ``OutboxPruner``
 (delivered rows past ``delivery.outbox_keep_days``). It reaches the outbox only through its port.
 """
 
@@ -74,6 +76,7 @@ class DeliveryLoop:
         holder: str | None = None,
         streams: StreamRegistry | None = None,
         routing: Callable[[], ReplyRouting] | None = None,
+        takes_over: bool = False,
     ) -> None:
         self.outbox = outbox
         self._adapters = dict(adapters)
@@ -84,6 +87,7 @@ class DeliveryLoop:
         self.holder = holder or new_holder()
         self._streams = streams
         self._routing = routing
+        self._takes_over = takes_over
         self._tasks: set[asyncio.Task[None]] = set()
         self._delivery_ended = False
         self._loop_task: asyncio.Task[None] | None = None
@@ -94,6 +98,8 @@ class DeliveryLoop:
         self.failed = 0
 
     async def __aenter__(self) -> Self:
+        if self._takes_over:
+            await self._take_over_claims()
         self._loop_task = asyncio.create_task(self._run(), name="delivery")
         if self.pruner.enabled:
             self._prune_task = asyncio.create_task(self.pruner.run(), name="outbox-prune")
@@ -119,6 +125,23 @@ class DeliveryLoop:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         with contextlib.suppress(StateError):
             await self.outbox.release_claims(self.holder)
+
+    async def _take_over_claims(self) -> None:
+        """The previous owner's rows, still claimed, are delivered now instead of after their claim ends."""
+        try:
+            taken = await self.outbox.release_others(sorted(self._adapters), self.holder)
+        except StateError as exc:
+            _LOG.warning(
+                "could not take over the previous owner's deliveries (%s); they wait for their claims", exc
+            )
+            return
+        if taken:
+            _LOG.info(
+                "taking over %d delivery(ies) the previous owner of %s left claimed",
+                taken,
+                sorted(self._adapters),
+            )
+            self._signals.outbox.set()
 
     async def _run(self) -> None:
         platforms = sorted(self._adapters)

@@ -146,6 +146,12 @@ class OutboxRepository(Protocol):
         """Hand ``holder``'s unfinished rows back for anyone to claim (clean shutdown); returns how many."""
         ...
 
+    async def release_others(self, platforms: Sequence[str], holder: str) -> int:
+        """Hand the unfinished rows of ``platforms`` claimed by anyone but ``holder`` back at once: for the
+        new owner of those platforms' adapter (only the owner delivers them, so another claim is a previous
+        owner's, which can send no more), instead of waiting for the claims to run out; returns how many."""
+        ...
+
     async def prune_delivered(self, *, older_than_s: float, limit: int) -> int:
         """Delete up to ``limit`` rows delivered more than ``older_than_s`` seconds ago (oldest first) with
         their chunk progress; returns how many."""

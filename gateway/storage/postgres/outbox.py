@@ -223,6 +223,17 @@ async def _mark_failed(conn: Conn, outbox_id: int, error: str) -> None:
     )
 
 
+async def _release_others(conn: Conn, platforms: Sequence[str], holder: str) -> int:
+    cursor = await conn.execute(
+        "UPDATE outbox SET state = 'pending', claimed_by = NULL, claim_expires_at = NULL "
+        "WHERE state = 'sending' AND platform = ANY(%s) AND claimed_by IS DISTINCT FROM %s",
+        (list(platforms), holder),
+    )
+    if cursor.rowcount > 0:
+        await _notify(conn)
+    return cursor.rowcount
+
+
 async def _release_claims(conn: Conn, holder: str) -> int:
     cursor = await conn.execute(
         "UPDATE outbox SET state = 'pending', claimed_by = NULL, claim_expires_at = NULL "
@@ -343,6 +354,11 @@ class PgOutbox:
 
     async def release_claims(self, holder: str) -> int:
         return await self._db.run_write(lambda c: _release_claims(c, holder))
+
+    async def release_others(self, platforms: Sequence[str], holder: str) -> int:
+        if not platforms:
+            return 0
+        return await self._db.run_write(lambda c: _release_others(c, platforms, holder))
 
     async def prune_delivered(self, *, older_than_s: float, limit: int) -> int:
         if limit <= 0:

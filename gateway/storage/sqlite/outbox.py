@@ -47,6 +47,7 @@ __all__ = [
     "prune_delivered",
     "record_chunk",
     "release_claims",
+    "release_others",
 ]
 
 _IDS_PER_STATEMENT = 500
@@ -202,6 +203,15 @@ def mark_failed(conn: sqlite3.Connection, outbox_id: int, error: str) -> None:
     )
 
 
+def release_others(conn: sqlite3.Connection, platforms: Sequence[str], holder: str) -> int:
+    cursor = conn.execute(
+        "UPDATE outbox SET state = 'pending', claimed_by = NULL, claim_expires_at = NULL "
+        "WHERE state = 'sending' AND platform IN (SELECT value FROM json_each(?)) AND claimed_by IS NOT ?",
+        (json.dumps(list(platforms)), holder),
+    )
+    return cursor.rowcount
+
+
 def release_claims(conn: sqlite3.Connection, holder: str) -> int:
     """Hand this holder's unfinished rows back (clean shutdown); returns how many."""
     cursor = conn.execute(
@@ -347,6 +357,9 @@ class SqliteOutbox:
 
     async def release_claims(self, holder: str) -> int:
         return await self._state.run_write(lambda c: release_claims(c, holder))
+
+    async def release_others(self, platforms: Sequence[str], holder: str) -> int:
+        return await self._state.run_write(lambda c: release_others(c, platforms, holder))
 
     async def prune_delivered(self, *, older_than_s: float, limit: int) -> int:
         sent_before = self._clock() - older_than_s

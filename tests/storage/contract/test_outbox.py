@@ -191,6 +191,23 @@ async def test_released_claims_go_back_to_anyone_at_once(storage: Storage) -> No
     assert texts(await outbox.claim(["test"], "next", claim_s=60.0, limit=10)) == ["text of a1"]
 
 
+async def test_a_new_owner_takes_over_what_others_left_claimed_on_its_platforms(storage: Storage) -> None:
+    outbox = repo(storage)
+    for key, to in [("dead-1", "a"), ("dead-2", "b")]:
+        await outbox.add(entry(key, to=to))
+    await outbox.add(entry("mine", to="c"))
+    await outbox.add(entry("elsewhere", to="d", platform="other"))
+    await outbox.claim(["test"], "dead-owner", claim_s=600.0, limit=2)
+    await outbox.claim(["test"], "new-owner", claim_s=600.0, limit=1)
+    await outbox.claim(["other"], "dead-owner", claim_s=600.0, limit=1)
+    assert await outbox.release_others(["test"], "new-owner") == 2
+    assert await outbox.release_others([], "new-owner") == 0
+    assert sorted(texts(await outbox.claim(["test", "other"], "new-owner", claim_s=60.0, limit=10))) == [
+        "text of dead-1",
+        "text of dead-2",
+    ]  # the other platform's claim and the new owner's own stay as they were
+
+
 async def test_pruning_deletes_only_delivered_rows_older_than_the_age(storage: Storage) -> None:
     outbox = repo(storage)
     for key, to in [("sent", "a"), ("failed", "b"), ("sending", "c"), ("pending", "d")]:
