@@ -64,7 +64,10 @@ def lines_of(who: str) -> list[str]:
 
 async def kill_the_telegram_owner_twice(cluster: Cluster, run: Run) -> None:
     for share in (1 / 3, 2 / 3):
-        await wait_until(lambda s=share: run.answered >= s * run.total, "progress", cluster.describe)
+        progress = f"{share:.0%} of the lines answered"
+        await wait_until(
+            lambda s=share: run.answered >= s * run.total, progress, cluster.describe, within_s=180
+        )
         owner = await cluster.owner()
         assert owner is not None, cluster.describe()
         run.kills.append(time.time())
