@@ -104,11 +104,25 @@ class Cluster:
     def alive(self) -> list[ServeProcess]:
         return [h for h in self.hosts if h.process is not None and h.process.returncode is None]
 
+    async def readiness(self, host: ServeProcess) -> httpx.Response | None:
+        """``/readyz`` of ``host`` (None while nothing answers); its probes may take their full timeout
+        while the database is away."""
+        async with httpx.AsyncClient(timeout=10) as client:
+            try:
+                return await client.get(f"{host.base_url}/readyz")
+            except httpx.TransportError:
+                return None
+
     async def adapter_detail(self, host: ServeProcess, adapter: str = "telegram") -> str:
-        answer = await host.readiness()
+        answer = await self.readiness(host)
         if answer is None:
             return "no answer"
         return str(answer.json()["checks"].get(f"adapter:{adapter}", "not configured"))
+
+    async def all_ready(self, status: int) -> bool:
+        """Whether every host's ``/readyz`` answers ``status`` (200 ready, 503 not) now."""
+        answers = await asyncio.gather(*(self.readiness(host) for host in self.hosts))
+        return all(answer is not None and answer.status_code == status for answer in answers)
 
     async def owner(self, adapter: str = "telegram") -> int | None:
         """The index of the host whose /readyz says it owns ``adapter`` now (None: no host does)."""
@@ -185,6 +199,8 @@ class Browser:
         self._serials = itertools.count()
         self.last_host: ServeProcess | None = None
         """The host that took the last line."""
+        self.refusals: list[str] = []
+        """What a host answered when it could not take a line for now (503), as the browser was told."""
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -195,7 +211,8 @@ class Browser:
         return [hosts[(self.prefer + n) % len(hosts)] for n in range(len(hosts))]
 
     async def post(self, line: str, client_id: str) -> ServeProcess:
-        """Post ``line`` (once, whichever host takes it); the host that accepted it."""
+        """Post ``line`` until a host takes it, as the page does: the next host when one is down, the same
+        line and id again after a 503 (the gateway could not take it now); the host that took it."""
         deadline = time.monotonic() + 40
         while time.monotonic() < deadline:
             for host in self._candidates():
@@ -206,9 +223,12 @@ class Browser:
                     )
                 except httpx.TransportError:
                     continue  # that host is down: the next one
+                if answer.status_code == 503:
+                    self.refusals.append(str(answer.json()["detail"]))
+                    break
                 assert answer.status_code == 200, answer.text
                 return host
-            await asyncio.sleep(0.1)  # every host was down for a moment (a restart): try again
+            await asyncio.sleep(0.3)  # the page's wait before sending again, not synchronisation
         raise AssertionError(f"no host accepted {line!r}:\n{self.cluster.describe()}")
 
     async def wait_reply(self, host: ServeProcess, answer: str, within_s: float = 40.0) -> str:

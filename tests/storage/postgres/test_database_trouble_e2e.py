@@ -18,7 +18,6 @@ import secrets
 import time
 from pathlib import Path
 
-import httpx
 import psycopg
 
 from gateway.storage import open_storage
@@ -26,7 +25,7 @@ from tests import postgres_server
 from tests.adapters.fakes.telegram_server import FakeTelegramServer, tg_user
 from tests.multiprocess.many_hosts import Browser, Cluster, TelegramChats, overlapping_turns, postgres_storage
 from tests.multiprocess.platform_config import telegram_credentials, telegram_options
-from tests.multiprocess.serve_process import ServeProcess, wait_until
+from tests.multiprocess.serve_process import wait_until
 from tests.storage.postgres.tcp_proxy import TcpProxy, dsn_through
 
 LEASE_S = 3.0
@@ -37,6 +36,12 @@ TELEGRAM_USERS = 8
 LINES = 4
 
 
+async def no_owner(cluster: Cluster) -> bool:
+    """Every host stands by for Telegram (none polls it)."""
+    details = await asyncio.gather(*(cluster.adapter_detail(host) for host in cluster.hosts))
+    return all("standby" in detail for detail in details)
+
+
 def drop_every_gateway_connection() -> int:
     """What a server's administrator (or a failover) does: end every mnemogate backend of this database."""
     with psycopg.connect(postgres_server.run_dsn(), autocommit=True) as admin:
@@ -45,21 +50,6 @@ def drop_every_gateway_connection() -> int:
             "AND application_name LIKE 'mnemogate%%' AND pid <> pg_backend_pid()"
         ).fetchall()
     return len(rows)
-
-
-async def readiness(host: ServeProcess) -> int | None:
-    """``/readyz``'s status (its probes may take their full timeout while the database is away)."""
-    async with httpx.AsyncClient(timeout=10) as client:
-        try:
-            return (await client.get(f"{host.base_url}/readyz")).status_code
-        except httpx.TransportError:
-            return None
-
-
-async def all_ready(cluster: Cluster, status: int) -> bool:
-    """Whether every host's ``/readyz`` answers ``status`` now."""
-    codes = await asyncio.gather(*(readiness(host) for host in cluster.hosts))
-    return all(code == status for code in codes)
 
 
 async def test_hosts_ride_out_dropped_connections_and_a_database_restart(
@@ -106,14 +96,16 @@ async def test_hosts_ride_out_dropped_connections_and_a_database_restart(
             assert await asyncio.to_thread(drop_every_gateway_connection) > 0
             await talking
             assert proxy.accepted > accepted_before  # the hosts opened new connections by themselves
-            assert await all_ready(cluster, 200)
+            await wait_until(lambda: cluster.all_ready(200), "ready after the drop", cluster.describe)
 
             # (b) The server restarts: connections cut, new ones refused for a while, then accepted.
             await proxy.refuse()
             went_away = time.monotonic()
             await wait_until(
-                lambda: all_ready(cluster, 503), "not-ready while the database is away", cluster.describe
+                lambda: cluster.all_ready(503), "not-ready while the database is away", cluster.describe
             )
+            # The owner, unable to renew its lease, stops polling: Telegram keeps what arrives meanwhile.
+            await wait_until(lambda: no_owner(cluster), "the owner letting Telegram go", cluster.describe)
             refused = await browsers[0].client.post(
                 f"{cluster.hosts[0].base_url}/api/chat/messages",
                 json={"text": "sent while the database is away", "client_message_id": "away-1"},
@@ -122,10 +114,10 @@ async def test_hosts_ride_out_dropped_connections_and_a_database_restart(
             assert "database" in refused.json()["detail"] and "again" in refused.json()["detail"]
             chats.say(users[0], "telegram while the database is away")
             remaining = AWAY_S - (time.monotonic() - went_away)
-            await asyncio.sleep(max(remaining, 0.0))  # the server's downtime itself, not synchronisation
+            await asyncio.sleep(max(remaining, 0.0))  # the rest of the server's downtime, not synchronisation
             await proxy.accept()
-            await wait_until(lambda: all_ready(cluster, 200), "ready again", cluster.describe)
-            assert await cluster.owner() is not None  # one host holds Telegram's lease again
+            await wait_until(lambda: cluster.all_ready(200), "ready again", cluster.describe)
+            await cluster.wait_owned()  # one host holds Telegram's lease again
 
             # What was refused is sent again, same id: answered once; what waited at Telegram is answered.
             resent = await browsers[0].client.post(
