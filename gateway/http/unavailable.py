@@ -17,7 +17,7 @@ _LOG = logging.getLogger("mnemogate.http")
 RETRY_AFTER_S = 5
 DETAIL = (
     "The gateway's database is out of reach right now, so this could not be taken or shown; "
-    "please try again in a moment (a message sent again is never answered twice)."
+    "please try again in a moment."
 )
 
 
