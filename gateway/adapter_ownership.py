@@ -180,7 +180,7 @@ class LeasedAdapter(Adapter):
                     self.name, self.terms.holder, self.terms.host, self.terms.lease_s
                 )
         except (StateError, TimeoutError) as exc:
-            self._error = f"lease claim failed: {exc or type(exc).__name__}"
+            self._error = f"lease claim failed: {str(exc) or type(exc).__name__}"
             return None
         self._last, self._last_at, self._error = state, self._clock(), ""
         if state.held:

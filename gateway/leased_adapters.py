@@ -4,7 +4,9 @@ Invariants: exactly the adapters that hold a connection (``Adapter.holds_connect
 polling, Discord's gateway, Slack Socket Mode) are wrapped in a ``LeasedAdapter``, all with this process's
 one holder id; webhook adapters (and the web chat and API channels) are served by every process as they
 are. A leased adapter's outbox rows are sent only by the delivery loop its owner starts beside it, so a
-standby never sends; those loops share the process's chat budgets and stream registry with the shared loop,
+standby never sends; a new owner's loop first takes over the rows its predecessor left claimed (it can send
+no more), so a killed owner's replies in flight go out within the lease rather than after
+``delivery.claim_s``; those loops share the process's chat budgets and stream registry with the shared loop,
 which alone prunes delivered rows.
 """
 
@@ -59,6 +61,7 @@ def owned_delivery(
             settings=own,
             budgets=budgets,
             streams=streams,
+            takes_over=True,
         )
 
     return delivery

@@ -15,8 +15,9 @@ import logging
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from agent_core.actor import Actor
 from agent_core.agent import SegmentPrompts, Toolbox, TurnRunner
@@ -56,7 +57,7 @@ from gateway.logging_setup import configure_logging
 from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
 from gateway.queue.turn_lane import TurnAgent
 from gateway.startup_notes import startup_notes
-from gateway.storage import Storage, open_storage
+from gateway.storage import ReplyRouting, Storage, open_storage
 from gateway.webchat import STREAM_INTERVAL_S, BrowserChat
 from gateway.webchat.person_services import PersonServices
 
@@ -311,7 +312,8 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         gateway = build_gateway(runtime, count_inbound=metrics.count_inbound)
         stack.push_async_callback(gateway.pipeline.drain)  # last out: slow commands finish or are cancelled
         web, api = BrowserChat(), ApiChannel()
-        client_key = ClientKey.for_home(home.root)  # cookies and API tokens become account ids
+        # Cookies and API tokens become account ids, the same on every host of the deployment.
+        client_key = await ClientKey.for_deployment(runtime.storage.client_key)
         await rekey_legacy_web_accounts(runtime.storage.identity, client_key)
         await stack.enter_async_context(runtime.wakeups())  # other hosts' jobs and replies wake us
         streams, budgets = StreamRegistry(), ChatBudgets(settings.delivery.rate_for)
@@ -340,6 +342,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 settings=settings.delivery,
                 budgets=budgets,
                 streams=streams,
+                routing=waiting_here([web, api], settings.delivery.reply_grace_s),
             )
         )
         # Only this in-process pool streams: it runs beside the adapters; worker processes deliver normally.
@@ -401,6 +404,26 @@ async def run_worker(home: Home, settings: Settings) -> None:
         print(f"mnemogate worker {pool.holder} ready (home {home.root})", flush=True)
         await stop.wait()
         _LOG.info("worker %s stopping: draining %d turn(s)", pool.holder, pool.in_flight)
+
+
+class WaitedOnChannel(Protocol):
+    """An embedded channel whose callers wait on this process for their answers (web chat, API)."""
+
+    name: str
+
+    def awaited_replies(self) -> frozenset[str]: ...
+
+
+def waiting_here(channels: Sequence[WaitedOnChannel], grace_s: float) -> Callable[[], ReplyRouting]:
+    """The replies to claim at once: those the channels' callers wait for in this process (a browser's
+    stream, an API request); others' wait ``grace_s`` for the process that took their message."""
+    platforms = frozenset(channel.name for channel in channels)
+
+    def routing() -> ReplyRouting:
+        awaited = frozenset().union(*(channel.awaited_replies() for channel in channels))
+        return ReplyRouting(platforms, awaited, grace_s)
+
+    return routing
 
 
 def _stop_on_signals() -> asyncio.Event:

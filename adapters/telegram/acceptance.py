@@ -5,7 +5,10 @@ the next batch as soon as it has queued the previous one, which would confirm up
 stored yet (a crash then loses them). ``AcceptingBot`` holds each ``getUpdates`` until every earlier
 fetched update was accepted, and lowers the offset to the first update whose hand-off failed so Telegram
 delivers it again (the inbound ledger dedupes the re-delivered ones that did succeed).
-Invariant: an update id is confirmed to Telegram only after the sink accepted it.
+Invariant: an update id is confirmed to Telegram only after the sink accepted it — a failed hand-off is
+forgotten only once a ``getUpdates`` with the lowered offset reached Telegram (a call cancelled on its way,
+as PTB does when polling stops, keeps it), and every start begins from what Telegram still holds (what an
+earlier run left unresolved may have been confirmed by another process since).
 """
 
 from __future__ import annotations
@@ -36,6 +39,13 @@ class AcceptanceLedger:
         self.stop_grace_s = 5.0
         self.last_fetch_at: float | None = None
 
+    def restart(self) -> None:
+        """A new polling run: Telegram re-sends whatever is unconfirmed, so nothing earlier is waited for."""
+        self._outstanding.clear()
+        self._failed.clear()
+        self._backoff_s = 0.0
+        self.stopping = False
+
     def fetched(self, update_ids: Sequence[int]) -> None:
         """A ``getUpdates`` answered (possibly empty): the connection to Telegram works."""
         self.last_fetch_at = time.monotonic()
@@ -64,7 +74,6 @@ class AcceptanceLedger:
             else:
                 await self._changed.wait_for(lambda: not self._blocking(requested))
             unsafe = self._failed | {u for u in self._outstanding if u < requested}
-            self._failed.clear()
         if not unsafe:
             self._backoff_s = 0.0
             return requested
@@ -73,6 +82,12 @@ class AcceptanceLedger:
         if not self.stopping:
             await asyncio.sleep(self._backoff_s)
         return min(requested, min(unsafe))
+
+    def sent(self, offset: int | None) -> None:
+        """A ``getUpdates`` with ``offset`` reached Telegram: failed updates from there on are being
+        delivered again (in this batch or a later one), so they are no longer this ledger's to hold."""
+        if offset is not None:
+            self._failed = {u for u in self._failed if u < offset}
 
 
 class AcceptingBot(ExtBot[None]):
@@ -122,5 +137,6 @@ class AcceptingBot(ExtBot[None]):
             pool_timeout=pool_timeout,
             api_kwargs=api_kwargs,
         )
+        self._ledger.sent(safe_offset)
         self._ledger.fetched([update.update_id for update in updates])
         return updates

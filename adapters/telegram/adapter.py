@@ -119,7 +119,7 @@ class TelegramAdapter(Adapter):
             raise AdapterError("telegram adapter already started")
         silence_token_loggers()
         self._sink = sink
-        self._ledger.stopping = False  # a retried start after a failed one takes updates again
+        self._ledger.restart()  # a retried start after a failed one takes updates again
         app = self._build()
         try:
             await app.initialize()

@@ -2,7 +2,7 @@
 for, what a request's messages add to its conversation, and the model it names. Routes: ``gateway.http``."""
 
 from gateway.api.answer import Answer, LiveAnswer
-from gateway.api.channel import ANSWER_KINDS, API_CAPABILITIES, ApiChannel, Prepare
+from gateway.api.channel import API_CAPABILITIES, ApiChannel, Prepare
 from gateway.api.client_history import (
     INSTRUCTION_ROLES,
     RequestTurns,
@@ -14,7 +14,6 @@ from gateway.api.client_history import (
 from gateway.api.served_model import OFFLINE_MODEL, ServedModel
 
 __all__ = [
-    "ANSWER_KINDS",
     "API_CAPABILITIES",
     "INSTRUCTION_ROLES",
     "OFFLINE_MODEL",

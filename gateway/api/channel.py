@@ -34,13 +34,12 @@ from gateway.contracts import (
 )
 from gateway.sessions import KeyScope, SessionKey
 from gateway.webchat import ChannelNotStartedError, MessageRefusedError, ReplyTimeoutError
+from gateway.webchat.awaited_replies import ANSWER_KINDS, AwaitedReplies
 
 from .answer import Answer, LiveAnswer
 
 API_CAPABILITIES = Capabilities(max_text_length=1_000_000)
 """One delivery is the whole answer: ``render`` never splits it."""
-ANSWER_KINDS = frozenset({"reply", "error", "command"})
-"""Deliveries that answer a message; the gateway's notices (a busy-policy ack, ...) are not answers."""
 _REFUSED = {
     "rate_limited": "You're sending messages faster than I can keep up with; please wait and send it again.",
     "denied": "Sorry, I only talk to people the operator of this bot has allowed.",
@@ -64,6 +63,7 @@ class ApiChannel(Adapter):
         self._last_send_at: float | None = None
         self._sequence = ChatSequence()
         self._awaited: dict[str, LiveAnswer] = {}
+        self._unanswered = AwaitedReplies()
 
     async def start(self, sink: InboundSink) -> None:
         self._sink = sink
@@ -113,12 +113,24 @@ class ApiChannel(Adapter):
             caller_waits=True,
             model_text=model_text,
         )
-        outcome = await sink(message)
+        # Awaited from before the hand-off: another host may run the turn and queue its reply before the
+        # sink returns here, and this host must already claim that reply at once.
+        self._unanswered.accepted(event_id)
+        try:
+            outcome = await sink(message)
+        except BaseException:
+            self._unanswered.answered(event_id)
+            raise
         if outcome is not None and not outcome.accepted:
+            self._unanswered.answered(event_id)
             default = _REFUSED.get(outcome.reason, "The message was not accepted.")
             raise MessageRefusedError(outcome.reason, outcome.notice or default, outcome.retry_after_s)
         self._last_inbound_at = now
         return event_id
+
+    def awaited_replies(self) -> frozenset[str]:
+        """The messages accepted here whose answer was not delivered here yet (their ``reply_to`` ids)."""
+        return self._unanswered.ids()
 
     async def ask(
         self,
@@ -165,6 +177,7 @@ class ApiChannel(Adapter):
         return answer if answer is not None and not answer.settled else None
 
     async def send(self, message: OutboundMessage) -> SendReceipt:
+        self._unanswered.delivered(message)
         answer = self._awaited.get(message.reply_to_message_id or "")
         if answer is not None and message.kind in ANSWER_KINDS:
             answer.settle(Answer(message.text, message.kind))

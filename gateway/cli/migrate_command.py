@@ -124,6 +124,8 @@ def _print_report(report: MoveReport, target: PostgresSettings, files: tuple[str
     print(
         f"skills {verb}: {len(report.skills)}{' (' + ', '.join(report.skills) + ')' if report.skills else ''}"
     )
+    if report.client_key:
+        print("web chat key (client_ids.key) copied: browsers and API clients keep their conversations")
     for note in report.notes:
         print(f"note: {note}")
     print(f"the SQLite files were left untouched ({', '.join(files)} in {report.source})")

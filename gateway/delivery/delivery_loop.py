@@ -2,13 +2,18 @@
 
 Invariants: rows of one chat go out in order (the outbox only hands out a chat's oldest undelivered row);
 each chunk's platform message id is recorded before the next chunk is sent (the last one in the same write
-that marks the row sent), so a crash mid-reply resumes at the first unsent chunk; every send, edit or
-typing spends the chat's token budget; a transient ``SendError`` is retried after its full
+that marks the row sent), so a crash mid-reply resumes at the first unsent chunk, and a record the database
+could not take is retried (for up to ``claim_s``) rather than left for the row to be sent again; every
+send, edit or typing spends the chat's token budget; a transient ``SendError`` is retried after its full
 ``retry_after`` (or a backoff), and a ``retry_after`` holds the chat's budget for that long, so nothing
 else is sent to that chat meanwhile; a ``BadFormatError`` chunk is re-sent once as plain text, and after
 ``max_attempts`` the row is marked failed, logged and counted. When this process streamed the turn
 (``streams``), the reply's first chunk is an edit of the streamed message into the final text (recorded
-as that chunk), falling back to a normal send if the edit fails. The loop also runs the ``OutboxPruner``
+as that chunk), falling back to a normal send if the edit fails. With ``routing`` (the web chat and the API,
+whose callers wait on the process that took their message) it claims the replies this process's callers
+await at once and others' only after ``delivery.reply_grace_s``. A loop that ``takes_over`` (a leased
+adapter's new owner) first hands back the rows its platforms' previous owner left claimed, so they go out
+now rather than when those claims run out. The loop also runs the ``OutboxPruner``
 (delivered rows past ``delivery.outbox_keep_days``). It reaches the outbox only through its port.
 """
 
@@ -16,8 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Self, final
 
@@ -26,7 +33,7 @@ from gateway.contracts import Adapter, BadFormatError, ChatRef, OutboundMessage,
 from gateway.queue.signals import Signals, wait_signal
 from gateway.queue.worker_pool import new_holder
 from gateway.storage.chat_refs import chat_from_text
-from gateway.storage.outbox import ChunkReceipt, OutboxItem, OutboxRepository
+from gateway.storage.outbox import ChunkReceipt, OutboxItem, OutboxRepository, ReplyRouting
 
 from .chat_budget import ChatBudgets
 from .outbox_pruner import OutboxPruner
@@ -35,6 +42,8 @@ from .settings import DeliverySettings
 from .streaming import STREAMED_KINDS, StreamedMessage, StreamRegistry
 
 _LOG = logging.getLogger("mnemogate.delivery")
+_RECORD_RETRY_S = 0.1
+_RECORD_RETRY_MAX_S = 2.0
 
 FailureHook = Callable[[str, str], None]
 """Called with (platform, error) each time a row is given up on: the metrics counter hook."""
@@ -66,6 +75,8 @@ class DeliveryLoop:
         on_failure: FailureHook | None = None,
         holder: str | None = None,
         streams: StreamRegistry | None = None,
+        routing: Callable[[], ReplyRouting] | None = None,
+        takes_over: bool = False,
     ) -> None:
         self.outbox = outbox
         self._adapters = dict(adapters)
@@ -75,6 +86,8 @@ class DeliveryLoop:
         self._on_failure = on_failure
         self.holder = holder or new_holder()
         self._streams = streams
+        self._routing = routing
+        self._takes_over = takes_over
         self._tasks: set[asyncio.Task[None]] = set()
         self._delivery_ended = False
         self._loop_task: asyncio.Task[None] | None = None
@@ -85,6 +98,8 @@ class DeliveryLoop:
         self.failed = 0
 
     async def __aenter__(self) -> Self:
+        if self._takes_over:
+            await self._take_over_claims()
         self._loop_task = asyncio.create_task(self._run(), name="delivery")
         if self.pruner.enabled:
             self._prune_task = asyncio.create_task(self.pruner.run(), name="outbox-prune")
@@ -110,6 +125,23 @@ class DeliveryLoop:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         with contextlib.suppress(StateError):
             await self.outbox.release_claims(self.holder)
+
+    async def _take_over_claims(self) -> None:
+        """The previous owner's rows, still claimed, are delivered now instead of after their claim ends."""
+        try:
+            taken = await self.outbox.release_others(sorted(self._adapters), self.holder)
+        except StateError as exc:
+            _LOG.warning(
+                "could not take over the previous owner's deliveries (%s); they wait for their claims", exc
+            )
+            return
+        if taken:
+            _LOG.info(
+                "taking over %d delivery(ies) the previous owner of %s left claimed",
+                taken,
+                sorted(self._adapters),
+            )
+            self._signals.outbox.set()
 
     async def _run(self) -> None:
         platforms = sorted(self._adapters)
@@ -145,7 +177,12 @@ class DeliveryLoop:
             return []
         try:
             return await self.outbox.claim(
-                platforms, self.holder, claim_s=self._settings.claim_s, limit=free, expect_work=expect_work
+                platforms,
+                self.holder,
+                claim_s=self._settings.claim_s,
+                limit=free,
+                expect_work=expect_work,
+                routing=self._routing() if self._routing is not None else None,
             )
         except StateError:
             _LOG.warning("could not claim outbox rows; retrying", exc_info=True)
@@ -168,17 +205,33 @@ class DeliveryLoop:
                     receipt_id = await self._send_chunk(adapter, chat, item, index, chunk)
                 last = ChunkReceipt(index, receipt_id)
                 if index < len(chunks) - 1:  # the last receipt is written with the row's completion
-                    await self.outbox.record_chunk(item.id, last)
+                    await self._record(item, functools.partial(self.outbox.record_chunk, item.id, last))
                     last = None
-            await self.outbox.mark_sent(item.id, last)
+            await self._record(item, functools.partial(self.outbox.mark_sent, item.id, last))
             self.sent += 1
         except _GiveUp as exc:
             await self._give_up(item, exc.reason)
 
+    async def _record(self, item: OutboxItem, write: Callable[[], Awaitable[None]]) -> None:
+        """Record what reached the platform; while the database is out of reach keep trying, for as long
+        as a claim lasts: a send left unrecorded is sent again by the row's next claim."""
+        give_up_at = time.monotonic() + self._settings.claim_s
+        delay = _RECORD_RETRY_S
+        while True:
+            try:
+                await write()
+                return
+            except StateError as exc:
+                if time.monotonic() + delay > give_up_at:
+                    raise
+                _LOG.warning("could not record the delivery of outbox row %d (%s); retrying", item.id, exc)
+            await asyncio.sleep(delay)  # backoff while the database is away
+            delay = min(delay * 2, _RECORD_RETRY_MAX_S)
+
     def _streamed(self, item: OutboxItem) -> StreamedMessage | None:
         if self._streams is None or item.kind not in STREAMED_KINDS or 0 in item.sent_chunks:
             return None
-        return self._streams.take(item.conversation_id, item.chat_ref)
+        return self._streams.take(item.conversation_id, item.chat_ref, item.reply_to)
 
     async def _finish_stream(
         self, adapter: Adapter, chat: ChatRef, item: OutboxItem, chunk: str, streamed: StreamedMessage

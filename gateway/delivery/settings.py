@@ -37,6 +37,12 @@ class DeliverySettings(BaseModel):
         default=60.0, gt=0, description="A dead deliverer's rows are re-claimed after this."
     )
     shutdown_grace_s: float = Field(default=5.0, ge=0, description="Time in-flight sends get at shutdown.")
+    reply_grace_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="A reply to the web chat or the API waits this long for the process that took the "
+        "message (where the browser or API caller waits for it); then any process delivers it.",
+    )
     poll_min_s: float = Field(default=0.02, gt=0)
     poll_max_s: float = Field(default=0.5, gt=0)
     chat_rate: ChatRate = Field(default_factory=ChatRate)

@@ -83,25 +83,28 @@ class StreamedMessage:
 
 
 class StreamRegistry:
-    """Finished streams waiting for their turn's final delivery, by conversation (this process only)."""
+    """Finished streams waiting for their turn's final delivery (this process only), by conversation and
+    the message the turn answers: a late reply never edits the stream of the turn after it, and the next
+    turn's start never drops a stream whose reply is still to be delivered."""
 
     def __init__(self) -> None:
-        self._streams: dict[str, StreamedMessage] = {}
+        self._streams: dict[tuple[str, str | None], StreamedMessage] = {}
 
-    def put(self, conversation_id: str, streamed: StreamedMessage) -> None:
+    def put(self, conversation_id: str, reply_to: str | None, streamed: StreamedMessage) -> None:
         now = time.time()
         for key in [k for k, s in self._streams.items() if now - s.at > _STALE_AFTER_S]:
             del self._streams[key]  # a turn whose reply was never queued here (lease lost)
-        self._streams[conversation_id] = streamed
+        self._streams[(conversation_id, reply_to)] = streamed
 
-    def discard(self, conversation_id: str) -> None:
-        self._streams.pop(conversation_id, None)
+    def discard(self, conversation_id: str, reply_to: str | None) -> None:
+        """Forget an earlier run's stream of the same answer (a turn run again after a lost lease)."""
+        self._streams.pop((conversation_id, reply_to), None)
 
-    def take(self, conversation_id: str, chat_ref: str) -> StreamedMessage | None:
-        streamed = self._streams.get(conversation_id)
+    def take(self, conversation_id: str, chat_ref: str, reply_to: str | None) -> StreamedMessage | None:
+        streamed = self._streams.get((conversation_id, reply_to))
         if streamed is None or streamed.chat_ref != chat_ref:
             return None
-        del self._streams[conversation_id]
+        del self._streams[(conversation_id, reply_to)]
         return streamed
 
     def __len__(self) -> int:
@@ -301,7 +304,6 @@ class StreamingAgent:
 
     async def _streamed(self, actor: Actor, adapter: Adapter) -> AsyncIterator[object]:
         conversation_id = actor.conversation()
-        self._registry.discard(conversation_id)
         target = await self._queue.running_target(conversation_id)
         events = self._agent.run(actor)
         try:
@@ -309,6 +311,7 @@ class StreamingAgent:
                 async for event in events:
                     yield event
                 return
+            self._registry.discard(conversation_id, target.reply_to)
             progress = _Progress(self._activity.get(actor.platform), chat_from_text(target.chat_ref))
             stream = ReplyStream(
                 adapter=adapter,
@@ -322,7 +325,7 @@ class StreamingAgent:
             try:
                 async with stream:
                     async for event in events:
-                        await self._step(event, stream, progress, conversation_id)
+                        await self._step(event, stream, progress, (conversation_id, target.reply_to))
                         if isinstance(event, TurnFinished):
                             reply = event.text
                         yield event
@@ -333,8 +336,9 @@ class StreamingAgent:
                 await events.aclose()
 
     async def _step(
-        self, event: object, stream: ReplyStream, progress: _Progress, conversation_id: str
+        self, event: object, stream: ReplyStream, progress: _Progress, answering: tuple[str, str | None]
     ) -> None:
+        """``answering``: the conversation and the message this turn answers (the stream's registry key)."""
         if isinstance(event, ReplyDelta):
             stream.add(event.text)
             await progress.show("writing")
@@ -347,4 +351,4 @@ class StreamingAgent:
         elif isinstance(event, TurnFinished | TurnFailed):
             streamed = await stream.finish()
             if streamed is not None:
-                self._registry.put(conversation_id, streamed)
+                self._registry.put(*answering, streamed)

@@ -4,8 +4,9 @@
 the admin API and console mounted at ``/admin``, OpenAI-compatible endpoint, the platform adapters'
 webhook routes such as Telegram's webhook and Slack's Events API) is mounted when its dependencies are
 given. Every route shares the same guards: the Host check (``gateway.http.access.HostCheck``), request
-bodies cut at ``http.max_body_bytes`` before they are parsed (413), and short error bodies
-(``gateway.http.bad_requests``). ``app.state.http`` records the settings for ``serve_http``.
+bodies cut at ``http.max_body_bytes`` before they are parsed (413), short error bodies
+(``gateway.http.bad_requests``), and 503 with Retry-After while the database is out of reach
+(``gateway.http.unavailable``). ``app.state.http`` records the settings for ``serve_http``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from gateway.http.bad_requests import reject_lone_surrogates, validation_error
 from gateway.http.metrics import CONTENT_TYPE, Metrics
 from gateway.http.openai_compat import openai_router
 from gateway.http.readiness import ReadinessCheck
+from gateway.http.unavailable import UNAVAILABLE_ERRORS, storage_unavailable
 from gateway.http.webchat_routes import webchat_router
 from gateway.identity import ClientKey
 from gateway.storage.admin_reads import AdminReads
@@ -52,7 +54,7 @@ def create_app(
 ) -> FastAPI:
     """The gateway's one HTTP app; see the module docstring for what each argument mounts.
 
-    ``client_key`` turns cookies and API tokens into account ids (``ClientKey.for_home``; default: a key
+    ``client_key`` turns cookies and API tokens into account ids (``ClientKey.for_deployment``; default: a key
     for this process only); ``new_web_persons`` limits new browsers per client address (default: the
     ``rate_limit.new_web_persons`` budget, every browser counted as new);
     ``reads`` serves the web chat's history and the OpenAI endpoint's stored history and usage (none and
@@ -72,6 +74,8 @@ def create_app(
     app.state.http = settings
     app.add_middleware(HostCheck, allowed=accepted_hosts(settings))
     app.add_exception_handler(RequestValidationError, validation_error)
+    for unavailable in UNAVAILABLE_ERRORS:
+        app.add_exception_handler(unavailable, storage_unavailable)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

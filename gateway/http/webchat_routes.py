@@ -160,10 +160,11 @@ def webchat_router(
 ) -> APIRouter:
     """Routes for the page and its API, bound to ``adapter``.
 
-    ``client_key`` is the home's key (``ClientKey.for_home``; without it, a key for this process only, so
-    accounts change on restart); ``new_persons`` the ``rate_limit.new_web_persons`` budget over the
-    identity repository (without it, the default budget, counting every browser as new); ``people`` serves
-    the chat window, conversations, search and memory (without it, ``reads`` serves the window alone).
+    ``client_key`` is the deployment's key (``ClientKey.for_deployment``; without it, a key for this
+    process only, so accounts change on restart); ``new_persons`` the ``rate_limit.new_web_persons``
+    budget over the identity repository (without it, the default budget, counting every browser as new);
+    ``people`` serves the chat window, conversations, search and memory (without it, ``reads`` serves the
+    window alone).
     """
     router = APIRouter()
     feed = adapter.feed

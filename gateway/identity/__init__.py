@@ -1,8 +1,8 @@
 """Persons and their platform accounts: account -> person resolution, /link codes, DM pairing, and the
-per-home key that turns web chat cookies and API tokens into account ids."""
+deployment's key that turns web chat cookies and API tokens into account ids."""
 
 from gateway.identity.accounts import Accounts, LinkOutcome, account_key
-from gateway.identity.client_key import KEY_FILENAME, ClientKey, ClientKeyError, is_web_account
+from gateway.identity.client_key import ClientKey, ClientKeyError, is_web_account
 from gateway.identity.codes import ALPHABET, new_code, normalise_code
 from gateway.identity.errors import (
     IdentityError,
@@ -18,7 +18,6 @@ from gateway.storage.pairing import PairingRequest, PairingState, PairingTicket
 
 __all__ = [
     "ALPHABET",
-    "KEY_FILENAME",
     "Accounts",
     "ClientKey",
     "ClientKeyError",

@@ -4,7 +4,9 @@ Invariants: the reply's outbox row and the job's completion are ONE transaction 
 job re-claimed after a crash never answers twice (if the previous run already stored its final reply,
 that stored reply is queued instead of calling the model again); interrupts are honoured only at a safe
 point — while the turn is suspended between events, never inside one of its writes; a turn that fails in
-any way still gives the user a short error reply.
+any way still gives the user a short error reply — except when the database went out of reach (or dropped
+the connection mid-write): then the lane ends without closing the job, whose lease runs out, and the job
+is claimed again (an attempt counted) and answered once the database is back.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Protocol
 
 from agent_core.actor import Actor
 from agent_core.agent import TurnFailed, TurnFinished
+from agent_core.storage.errors import StateUnavailableError
 from agent_core.storage.records import NewMessage
 from gateway.storage.queue import ClaimedJob, Interrupt, JobReply, TipTail, TurnQueueRepository
 
@@ -69,11 +72,20 @@ class TurnLane:
     async def run(self) -> LaneOutcome:
         try:
             return await self._run()
+        except StateUnavailableError as exc:
+            if not exc.damaged:
+                # Neither the answer nor an error reply can be stored now, and a write may have half
+                # happened: the job's lease runs out and it runs again (a stored final reply is just queued).
+                raise
+            return await self._failed()
         except Exception:
-            # The lane boundary: whatever broke, the user gets an error reply and the job is closed.
-            _LOG.error("turn for job %d failed unexpectedly", self.job.id, exc_info=True)
-            row = NewMessage(role="assistant", content=ERROR_REPLY, author="mnemogate")
-            return await self._finish("failed", "error", JobReply(ERROR_REPLY, kind="error", append=row))
+            return await self._failed()
+
+    async def _failed(self) -> LaneOutcome:
+        """The lane boundary: whatever broke, the user gets an error reply and the job is closed."""
+        _LOG.error("turn for job %d failed unexpectedly", self.job.id, exc_info=True)
+        row = NewMessage(role="assistant", content=ERROR_REPLY, author="mnemogate")
+        return await self._finish("failed", "error", JobReply(ERROR_REPLY, kind="error", append=row))
 
     async def _run(self) -> LaneOutcome:
         tail = self.job.tail

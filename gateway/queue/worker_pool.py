@@ -19,7 +19,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Self, final
 
-from agent_core.storage.errors import StateError
+from agent_core.storage.errors import StateError, StateUnavailableError
 from gateway.storage.queue import ClaimedJob, TurnQueueRepository
 
 from .busy_policy import BusyPolicy
@@ -168,10 +168,18 @@ class WorkerPool:
         self._signals.jobs.set()
         if task.cancelled():
             return
-        if task.exception() is not None:
+        if (error := task.exception()) is not None:
             # Its lease is no longer renewed, so the job is re-claimed (up to max_attempts) elsewhere.
             job_id = job.id if job is not None else "?"
-            _LOG.error("turn lane for job %s crashed", job_id, exc_info=task.exception())
+            if isinstance(error, StateUnavailableError) and not error.damaged:
+                _LOG.warning(
+                    "turn of job %s stopped, the database is out of reach: %s; it runs again once "
+                    "its lease ends",
+                    job_id,
+                    error,
+                )
+            else:
+                _LOG.error("turn lane for job %s crashed", job_id, exc_info=error)
             return
         self.turns_finished += 1
         self._signals.outbox.set()

@@ -31,6 +31,7 @@ from .chat_conversations import (
     Reopened,
 )
 from .checkpoints import CheckpointRepository
+from .client_keys import ClientKeyStore, ClientKeyUnusableError
 from .factory import open_storage
 from .identity import AccountRecord, IdentityRepository, IssuedLinkCode, RedeemStatus, Redemption
 from .imports import IMPORTED_END_REASON, ImportReport, LineError, TranscriptImport
@@ -43,6 +44,7 @@ from .outbox import (
     OutboxRepository,
     OutboxState,
     OutboxStatus,
+    ReplyRouting,
 )
 from .pairing import PairingDecision, PairingRepository, PairingRequest, PairingState, PairingTicket
 from .queue import (
@@ -85,6 +87,8 @@ __all__ = [
     "CheckpointRepository",
     "ChunkReceipt",
     "ClaimedJob",
+    "ClientKeyStore",
+    "ClientKeyUnusableError",
     "CommandNotice",
     "ConversationQueue",
     "ConversationRow",
@@ -123,6 +127,7 @@ __all__ = [
     "RedeemStatus",
     "Redemption",
     "Reopened",
+    "ReplyRouting",
     "ReplyTarget",
     "Storage",
     "TipTail",

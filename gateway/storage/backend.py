@@ -21,6 +21,7 @@ from .adapter_leases import AdapterLeaseRepository
 from .admin_reads import AdminReads
 from .chat_conversations import ChatConversations
 from .checkpoints import CheckpointRepository
+from .client_keys import ClientKeyStore
 from .console_reads import ConsoleReads
 from .identity import IdentityRepository
 from .imports import TranscriptImport
@@ -73,6 +74,11 @@ class Storage(Protocol):
     @property
     def adapter_leases(self) -> AdapterLeaseRepository:
         """Which process runs each polling or socket adapter (one at a time)."""
+        ...
+
+    @property
+    def client_key(self) -> ClientKeyStore:
+        """The key web chat cookies and API tokens are hashed with, the same for every process and host."""
         ...
 
     @property

@@ -116,6 +116,10 @@ class HomeSource(RowSource, Protocol):
         """Things the source holds that are not copied, and why (one line each)."""
         ...
 
+    def client_key(self) -> bytes | None:
+        """The key the home hashes web chat cookies and API tokens with (None: it has none yet)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class MovePlan:
@@ -128,6 +132,8 @@ class MovePlan:
     """(key, canonical text) of every memory document, sorted by key."""
     skills: tuple[tuple[str, str], ...]
     """(name, SKILL.md text) of every skill, sorted by name."""
+    client_key: bytes | None = None
+    """The home's client key: the target keeps it, so browsers and API clients keep their accounts."""
 
     def digest_of(self, table: str) -> TableDigest:
         return next(d for d in self.digests if d.table == table)
@@ -164,6 +170,8 @@ class MoveReport:
     notes: tuple[str, ...]
     emptied: tuple[TableCount, ...]
     seconds: float
+    client_key: bool = False
+    """Whether the home had a client key (the target now hashes cookies and tokens with it)."""
 
     @property
     def rows(self) -> int:
@@ -206,7 +214,9 @@ def plan_move(source: HomeSource) -> tuple[MovePlan, tuple[DocumentMove, ...], t
         documents.append(DocumentMove(key, len(contents.entries), contents.problem))
         memory.append((key, serialise_entries(contents.entries)))
     skills, skipped = _skill_texts(source.skills)
-    plan = MovePlan(source, shapes, digests, tuple(sorted(memory)), tuple(sorted(skills)))
+    plan = MovePlan(
+        source, shapes, digests, tuple(sorted(memory)), tuple(sorted(skills)), client_key=source.client_key()
+    )
     return plan, tuple(documents), (*source.notes(), *skipped)
 
 
@@ -229,6 +239,7 @@ async def move_home(source: HomeSource, target: HomeTarget, *, replace: bool = F
         notes=notes,
         emptied=arrival.emptied,
         seconds=time.monotonic() - started,
+        client_key=plan.client_key is not None,
     )
 
 

@@ -6,7 +6,9 @@ order they were committed — only a chat's oldest undelivered row can be claime
 commit concurrently orders by a commit-time sequence, not by an id that may become visible late; a claim
 lasts ``claim_s`` seconds of the backend's clock, after which any holder may claim the row again and resume
 at its first chunk without a receipt; only delivered rows (``sent``) are ever deleted, by
-``prune_delivered``, together with their chunk progress — pending, sending and failed rows stay.
+``prune_delivered``, together with their chunk progress — pending, sending and failed rows stay. A claim
+with a ``ReplyRouting`` leaves a reply to a waiting caller (the web chat, the API) to the process that
+accepted the caller's message for ``grace_s``; the chat's order holds all the same.
 """
 
 from __future__ import annotations
@@ -86,6 +88,19 @@ class ChatNotice:
     created_at: float
 
 
+@dataclass(frozen=True, slots=True)
+class ReplyRouting:
+    """Which rows a claimer takes at once, on platforms whose caller waits on the process that accepted its
+    message (the web chat's feed, an API request): on ``platforms``, a row that answers a message (its
+    ``reply_to``) is claimed at once only by a process that names that message in ``awaited``; any process
+    may claim it once it is ``grace_s`` old (the accepting process may be gone: the transcript still has
+    the reply). Rows that answer no message, and rows of other platforms, are anyone's at once."""
+
+    platforms: frozenset[str]
+    awaited: frozenset[str] = frozenset()
+    grace_s: float = 10.0
+
+
 class OutboxRepository(Protocol):
     """The outbox of one storage backend; times are the backend's clock, durations are seconds."""
 
@@ -101,9 +116,11 @@ class OutboxRepository(Protocol):
         claim_s: float,
         limit: int,
         expect_work: bool = False,
+        routing: ReplyRouting | None = None,
     ) -> list[OutboxItem]:
         """Claim for ``holder``, for ``claim_s`` seconds, up to ``limit`` rows of ``platforms`` that are
-        pending or whose claim expired, each the oldest undelivered row of its chat; oldest first.
+        pending or whose claim expired, each the oldest undelivered row of its chat and, with ``routing``,
+        one that ``routing`` gives this claimer now; oldest first.
         ``expect_work``: the caller was told a row was just queued, so a backend that first looks
         (cheaply, without locks) whether anything is claimable may skip that look; the result is the same."""
         ...
@@ -129,6 +146,12 @@ class OutboxRepository(Protocol):
 
     async def release_claims(self, holder: str) -> int:
         """Hand ``holder``'s unfinished rows back for anyone to claim (clean shutdown); returns how many."""
+        ...
+
+    async def release_others(self, platforms: Sequence[str], holder: str) -> int:
+        """Hand the unfinished rows of ``platforms`` claimed by anyone but ``holder`` back at once: for the
+        new owner of those platforms' adapter (only the owner delivers them, so another claim is a previous
+        owner's, which can send no more), instead of waiting for the claims to run out; returns how many."""
         ...
 
     async def prune_delivered(self, *, older_than_s: float, limit: int) -> int:

@@ -7,7 +7,9 @@ feed, where the browser's stream or long poll picks it up. The receipt id is the
 which is durable and unique, so a delivery retry is recognised and never shown twice. The chat id is never
 a secret: the HTTP routes turn the browser's cookie into an account id first
 (``gateway.identity.ClientKey``). ``BrowserChat`` is the web chat built on it; the OpenAI-compatible API
-has its own channel (``gateway.api``).
+has its own channel (``gateway.api``). ``awaited_replies`` names the messages accepted here whose answer
+has not been delivered here yet, so the delivery loop of this process claims them first
+(``AwaitedReplies``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from gateway.contracts import (
     SendReceipt,
     UserRef,
 )
+from gateway.webchat.awaited_replies import AwaitedReplies
 from gateway.webchat.errors import ChannelNotStartedError, MessageRefusedError
 from gateway.webchat.feed import ChatFeed
 
@@ -49,6 +52,7 @@ class WebChatAdapter(Adapter):
         self._sink: InboundSink | None = None
         self._last_inbound_at: float | None = None
         self._last_send_at: float | None = None
+        self._awaited = AwaitedReplies()
 
     async def start(self, sink: InboundSink) -> None:
         self._sink = sink
@@ -85,14 +89,27 @@ class WebChatAdapter(Adapter):
             sent_at=now,
             caller_waits=True,
         )
-        outcome = await sink(message)
+        # Awaited from before the hand-off: another host may run the turn and queue its reply before the
+        # sink returns here, and this host must already claim that reply at once.
+        self._awaited.accepted(event_id)
+        try:
+            outcome = await sink(message)
+        except BaseException:
+            self._awaited.answered(event_id)
+            raise
         if outcome is not None and not outcome.accepted:
+            self._awaited.answered(event_id)
             default = _REFUSED.get(outcome.reason, "The message was not accepted.")
             raise MessageRefusedError(outcome.reason, outcome.notice or default, outcome.retry_after_s)
         self._last_inbound_at = now
         return event_id
 
+    def awaited_replies(self) -> frozenset[str]:
+        """The messages accepted here whose answer was not delivered here yet (their ``reply_to`` ids)."""
+        return self._awaited.ids()
+
     async def send(self, message: OutboundMessage) -> SendReceipt:
+        self._awaited.delivered(message)
         await self.feed.publish(message.chat.chat_id, message.idempotency_key, message.text)
         self._last_send_at = time.time()
         return SendReceipt(platform_message_id=message.idempotency_key)

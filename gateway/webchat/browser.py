@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import json
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from gateway.contracts import Capabilities, ChatRef, OutboundMessage, SendReceipt
 from gateway.webchat.adapter import WebChatAdapter
+from gateway.webchat.awaited_replies import AWAITED_MAX
 from gateway.webchat.feed import ChatFeed
 from gateway.webchat.rendering import render_html, sanitise_html
 
@@ -55,6 +57,8 @@ class BrowserChat(WebChatAdapter):
         super().__init__("web", feed)
         self._streaming: dict[str, tuple[str, str]] = {}
         """Per chat, the reply being streamed now: its message id and the HTML shown."""
+        self._answering: OrderedDict[str, str] = OrderedDict()
+        """Per streamed message id, the message it answers (settled by the delivery's final edit)."""
 
     def render(self, markdown: str) -> Sequence[str]:
         return [render_html(markdown)]
@@ -62,8 +66,13 @@ class BrowserChat(WebChatAdapter):
     async def send(self, message: OutboundMessage) -> SendReceipt:
         # Rendered by ``render`` already; sanitised again so no path can put unchecked HTML on the page.
         html = sanitise_html(message.text)
+        self._awaited.delivered(message)
         if message.kind == "stream":
             self._streaming[message.chat.chat_id] = (message.idempotency_key, html)
+            if message.reply_to_message_id is not None:
+                self._answering[message.idempotency_key] = message.reply_to_message_id
+                while len(self._answering) > AWAITED_MAX:  # streams stopped before any final edit
+                    self._answering.popitem(last=False)
         await self.feed.publish(message.chat.chat_id, message.idempotency_key, html, kind=message.kind)
         self._last_send_at = time.time()
         return SendReceipt(platform_message_id=message.idempotency_key)
@@ -75,6 +84,10 @@ class BrowserChat(WebChatAdapter):
         kind = "stream" if current is not None and current[0] == platform_message_id else "reply"
         if kind == "stream":
             self._streaming[chat.chat_id] = (platform_message_id, html)
+        else:
+            answered = self._answering.pop(platform_message_id, None)
+            if answered is not None:
+                self._awaited.answered(answered)
         await self.feed.publish(chat.chat_id, platform_message_id, html, kind=kind, replace=True)
         self._last_send_at = time.time()
 

@@ -7,11 +7,12 @@ and read its log when something fails; ``serving`` is the start-to-SIGTERM span 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -105,10 +106,22 @@ async def serving(home: Path, credentials: Mapping[str, str]) -> AsyncIterator[S
         await gateway.stop(signal.SIGTERM)
 
 
-async def wait_until(condition: Callable[[], bool], what: str, describe: Callable[[], str]) -> None:
-    """Poll ``condition`` until true; on the deadline fail with ``what`` and ``describe()`` (logs, calls)."""
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
+async def wait_until(
+    condition: Callable[[], bool | Awaitable[bool]],
+    what: str,
+    describe: Callable[[], str],
+    *,
+    within_s: float = DEADLINE_S,
+) -> None:
+    """Poll ``condition`` (plain or async) until true; past ``within_s`` fail with ``what`` and ``describe()``
+    (logs, calls)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        met = condition()
+        if inspect.isawaitable(met):
+            met = await met
+        if met:
+            return
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}:\n{describe()}")
+            raise AssertionError(f"timed out waiting for {what} ({within_s:g} s):\n{describe()}")
         await asyncio.sleep(0.02)

@@ -59,6 +59,10 @@ def _replies_to(fake: FakeTelegramServer, word: str) -> int:
     return sum(1 for call in fake.calls_of("sendMessage") if call.params.get("chat_id") == USERS[word]["id"])
 
 
+async def _recorded(gateway: ServeProcess) -> bool:
+    return "mnemogate_outbox_pending 0.0" in await _metrics(gateway)
+
+
 async def _checks(gateway: ServeProcess) -> dict[str, str]:
     answer = await gateway.wait_readiness(200)
     checks: dict[str, str] = answer.json()["checks"]
@@ -105,6 +109,8 @@ async def test_a_standby_takes_telegram_over_within_the_lease_when_the_owner_is_
             assert f'mnemogate_adapter_owner{{adapter="telegram",host="{host}"}} 1.0' in owner_metrics
             _say(fake, "before")
             await _wait(lambda: _replies_to(fake, "before") == 1, "the owner's reply", owner, standby)
+            # Recorded before the kill: a reply killed between its send and its record would be sent again.
+            await wait_until(lambda: _recorded(owner), "the reply recorded", owner.output)
             assert len(fake.calls_of("getMe")) == getme_before  # the standby never started its bot
 
             await owner.stop(signal.SIGKILL)

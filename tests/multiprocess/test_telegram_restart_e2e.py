@@ -58,6 +58,13 @@ async def _wait(
     await wait_until(condition, what, lambda: f"{gateway.output()}\n{_sent(fake)}")
 
 
+async def _all_recorded(gateway: ServeProcess) -> bool:
+    """Every reply sent is recorded as sent (``/metrics``). A gateway killed between a send and its record
+    sends that reply again after the restart: Telegram takes no idempotency key, so nothing can tell."""
+    async with httpx.AsyncClient(base_url=gateway.base_url, timeout=5) as client:
+        return "mnemogate_outbox_pending 0.0" in (await client.get("/metrics")).text
+
+
 async def _say(fake: FakeTelegramServer, text: str) -> dict[str, object]:
     user = USERS.get(text, ALICE)
     update = fake.message_update(private_chat(user), user, text)
@@ -121,6 +128,7 @@ async def test_a_restart_with_messages_waiting_loses_none_and_answers_none_twice
             await _say(fake, "before-0")
             await _say(fake, "before-1")
             await _wait(lambda: _replies_to(fake, "before-1") >= 1, "replies before the stop", gateway, fake)
+            await wait_until(lambda: _all_recorded(gateway), "the replies recorded", gateway.output)
             await _say(fake, "racing-stop")  # may or may not be taken before the stop: either way once
             await gateway.stop(sig)
             waiting = [f"waiting-{n}" for n in range(3)]

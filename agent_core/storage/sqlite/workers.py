@@ -77,8 +77,10 @@ class StoreWorkers:
         loop = asyncio.get_running_loop()
         if state.indexer is not None:
             await loop.run_in_executor(None, state.indexer.stop, 5.0)
-        await loop.run_in_executor(state.reader_pool, state.readers.close)
-        state.reader_pool.shutdown(wait=True)
+        # Reads still in flight (a caller that was cancelled leaves its read running on the pool's thread)
+        # finish before any connection closes: closing one under a running query can crash the process.
+        await loop.run_in_executor(None, state.reader_pool.shutdown, True)
+        await asyncio.to_thread(state.readers.close)
         await loop.run_in_executor(state.writer, state.backpressure.close)
         await loop.run_in_executor(state.writer, state.engine.close)
         state.writer.shutdown(wait=True)

@@ -20,6 +20,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 
 from gateway.http.bad_requests import validation_error
+from gateway.http.unavailable import DETAIL as UNAVAILABLE_DETAIL
+from gateway.http.unavailable import UNAVAILABLE_ERRORS, storage_unavailable
 
 MEDIA_TYPE = "application/problem+json"
 _MAX_DETAIL = 500
@@ -89,8 +91,19 @@ def install_handlers(app: Any, *, is_page: Callable[[Request], bool], page: Page
         errors = _decoded(short.body)["detail"]
         return problem(422, "the request is not valid: see errors", errors=errors)
 
+    async def database_away(request: Request, exc: Exception) -> Response:
+        logged = await storage_unavailable(request, exc)  # logs the cause once for the operator
+        headers = {"Retry-After": logged.headers["Retry-After"]}
+        if is_page(request):
+            response = await page(request, 503, UNAVAILABLE_DETAIL)
+            response.headers.update(headers)
+            return response
+        return problem(503, UNAVAILABLE_DETAIL, headers=headers)
+
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, invalid)
+    for unavailable in UNAVAILABLE_ERRORS:
+        app.add_exception_handler(unavailable, database_away)
 
 
 def _decoded(body: bytes | memoryview) -> dict[str, Any]:

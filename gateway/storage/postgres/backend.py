@@ -44,6 +44,7 @@ from .adapter_leases import PgAdapterLeases
 from .admin_reads import PgAdminReads
 from .chat_conversations import PgChatConversations
 from .checkpoints import PgCheckpoints
+from .client_keys import PgClientKey
 from .console_reads import PgConsoleReads
 from .importer import PgTranscriptImport
 from .outbox import PgOutbox
@@ -85,6 +86,7 @@ class PostgresStorage:
         self.pairing: PairingRepository = PgPairing(db)
         self.checkpoints: CheckpointRepository = PgCheckpoints(db)
         self.adapter_leases = PgAdapterLeases(db)
+        self.client_key = PgClientKey(db)
         self.wakeups = PgWakeups(db)
         self.admin: AdminReads = PgAdminReads(db)
         self.chats: ChatConversations = PgChatConversations(db)

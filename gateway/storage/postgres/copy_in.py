@@ -9,7 +9,8 @@ values), generated columns (search vectors) are never written and fill themselve
 sequence continues after its table's largest id; before the commit, every table is read back in key order
 (text keys in code-point order, ``COLLATE "C"``, as SQLite sorts them) and must give the source's count and
 digest, and the memory documents and skills exactly the source's texts — else the transaction rolls back.
-A schema already holding exactly these rows is left untouched; any other data is refused unless
+The home's client key becomes the schema's (so every browser keeps its account); a schema already holding
+exactly these rows is left untouched (it gains the key only if it has none); any other data is refused unless
 ``replace``, which empties every table of the schema (but ``meta`` and the version tables) first, in the
 same transaction.
 """
@@ -34,6 +35,7 @@ from gateway.storage.home_move import (
     TableShape,
     TargetHoldsDataError,
 )
+from gateway.storage.postgres.client_keys import keep_client_key, store_client_key
 
 LOCK_TIMEOUT = "10s"
 KEPT = frozenset({"meta", "schema_version", "gateway_schema_version"})
@@ -131,6 +133,8 @@ async def _receive(conn: Conn, *, plan: MovePlan, tables: Tables, replace: bool,
     emptied: tuple[TableCount, ...] = ()
     if held:
         if await _holds_exactly(conn, plan, tables):
+            if plan.client_key is not None:
+                await keep_client_key(conn, plan.client_key)
             return Arrival("already migrated", plan.digests)
         if not replace:
             raise TargetHoldsDataError(where, held)
@@ -140,6 +144,8 @@ async def _receive(conn: Conn, *, plan: MovePlan, tables: Tables, replace: bool,
         await _copy(conn, shape, plan.source.insert_rows(shape))
     await _continue_identities(conn, plan.shapes, tables)
     await _insert_documents(conn, plan)
+    if plan.client_key is not None:
+        await store_client_key(conn, plan.client_key)
     arrived = await _verify(conn, plan, tables)
     return Arrival("copied", arrived, emptied)
 

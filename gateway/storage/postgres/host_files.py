@@ -1,8 +1,9 @@
 """The host-local files of a home on the PostgreSQL backend, copied into a backup and back.
 
 On PostgreSQL the database holds everything shared (conversations, queues, memory, skills); what stays on
-each host is deployment configuration: the SOUL file, ``client_ids.key`` (the web chat's hashing key),
-``config.yaml``, and the workspace's context file. Invariants: a backup copies each one that exists
+each host is deployment configuration: the SOUL file, ``config.yaml`` and the workspace's context file
+(the web chat's hashing key is a database row every host shares; a ``client_ids.key`` left in a home moved
+from SQLite is copied too). Invariants: a backup copies each one that exists
 (the context file under ``context/``); a restore writes only the SOUL file and the key, never over a
 different file of the home unless forced, and never ``config.yaml`` or the context file, which name
 where this host's state lives and belong to its deployment: it says where the backup's copies are.

@@ -27,7 +27,7 @@ The module-level functions take a connection so the queue can queue a reply insi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import LiteralString, cast
 
 from agent_core.storage.postgres.engine import Conn, PgDatabase
 from gateway.storage.outbox import (
@@ -38,6 +38,7 @@ from gateway.storage.outbox import (
     OutboxItem,
     OutboxState,
     OutboxStatus,
+    ReplyRouting,
 )
 
 __all__ = [
@@ -107,18 +108,41 @@ async def _notify(conn: Conn) -> None:
     await conn.execute("SELECT pg_notify(%s, '')", (OUTBOX_CHANNEL,))
 
 
-async def has_claimable(conn: Conn, platforms: Sequence[str]) -> bool:
+_ROUTED: LiteralString = (
+    "(NOT (o.platform = ANY(%(routed)s)) OR o.reply_to IS NULL OR o.reply_to = ANY(%(awaited)s) "
+    "OR o.created_at <= mg_now() - %(grace_s)s)"
+)
+"""A row ``ReplyRouting`` gives this claimer now (no routing: every row)."""
+
+
+def _routing_params(routing: ReplyRouting | None) -> dict[str, object]:
+    if routing is None:
+        return {"routed": [], "awaited": [], "grace_s": 0.0}
+    return {
+        "routed": sorted(routing.platforms),
+        "awaited": sorted(routing.awaited),
+        "grace_s": routing.grace_s,
+    }
+
+
+async def has_claimable(conn: Conn, platforms: Sequence[str], routing: ReplyRouting | None = None) -> bool:
     """A cheap look (no locks) so an idle delivery loop spends one round trip to find nothing."""
     cursor = await conn.execute(
-        "SELECT 1 FROM outbox WHERE platform = ANY(%s) AND (state = 'pending' OR "
-        "(state = 'sending' AND claim_expires_at < mg_now())) LIMIT 1",
-        (list(platforms),),
+        "SELECT 1 FROM outbox o WHERE o.platform = ANY(%(platforms)s) AND (o.state = 'pending' OR "
+        "(o.state = 'sending' AND o.claim_expires_at < mg_now())) AND " + _ROUTED + " LIMIT 1",
+        {"platforms": list(platforms), **_routing_params(routing)},
     )
     return await cursor.fetchone() is not None
 
 
 async def claim_outbox(
-    conn: Conn, platforms: Sequence[str], holder: str, *, claim_s: float, limit: int
+    conn: Conn,
+    platforms: Sequence[str],
+    holder: str,
+    *,
+    claim_s: float,
+    limit: int,
+    routing: ReplyRouting | None = None,
 ) -> list[OutboxItem]:
     """Claim up to ``limit`` rows, each the oldest undelivered row of its chat, in one statement."""
     if not platforms or limit <= 0:
@@ -127,18 +151,28 @@ async def claim_outbox(
         """WITH clock AS MATERIALIZED (SELECT mg_now() AS now),
             picked AS (
                 SELECT o.id FROM outbox o, clock
-                WHERE o.platform = ANY(%s)
+                WHERE o.platform = ANY(%(platforms)s)
                   AND (o.state = 'pending' OR (o.state = 'sending' AND o.claim_expires_at < clock.now))
                   AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.chat_ref = o.chat_ref
                                   AND p.state IN ('pending', 'sending') AND p.id < o.id)
-                ORDER BY o.id LIMIT %s
+                  AND """
+        + _ROUTED
+        + """
+                ORDER BY o.id LIMIT %(limit)s
                 FOR UPDATE OF o SKIP LOCKED)
-        UPDATE outbox o SET state = 'sending', claimed_by = %s, claim_expires_at = clock.now + %s
+        UPDATE outbox o SET state = 'sending', claimed_by = %(holder)s,
+            claim_expires_at = clock.now + %(claim_s)s
         FROM picked, clock WHERE o.id = picked.id
         RETURNING o.id, o.conversation_id, o.platform, o.chat_ref, o.kind, o.text, o.reply_to, o.attempts,
             o.idempotency_key,
             ARRAY(SELECT c.chunk_index FROM outbox_chunks c WHERE c.outbox_id = o.id)""",
-        (list(platforms), limit, holder, claim_s),
+        {
+            "platforms": list(platforms),
+            "limit": limit,
+            "holder": holder,
+            "claim_s": claim_s,
+            **_routing_params(routing),
+        },
     )
     items = [
         OutboxItem(
@@ -200,6 +234,17 @@ async def _mark_failed(conn: Conn, outbox_id: int, error: str) -> None:
         "WHERE id = %s",
         (error, outbox_id),
     )
+
+
+async def _release_others(conn: Conn, platforms: Sequence[str], holder: str) -> int:
+    cursor = await conn.execute(
+        "UPDATE outbox SET state = 'pending', claimed_by = NULL, claim_expires_at = NULL "
+        "WHERE state = 'sending' AND platform = ANY(%s) AND claimed_by IS DISTINCT FROM %s",
+        (list(platforms), holder),
+    )
+    if cursor.rowcount > 0:
+        await _notify(conn)
+    return cursor.rowcount
 
 
 async def _release_claims(conn: Conn, holder: str) -> int:
@@ -287,19 +332,20 @@ class PgOutbox:
         claim_s: float,
         limit: int,
         expect_work: bool = False,
+        routing: ReplyRouting | None = None,
     ) -> list[OutboxItem]:
         """An idle loop looks first in one autocommit statement (no transaction, no locks); a loop told
         of a row just queued goes straight to the claim (the look would find it anyway)."""
         if not platforms or limit <= 0:
             return []
-        if not expect_work and not await self._look(platforms):
+        if not expect_work and not await self._look(platforms, routing):
             return []
         return await self._db.run_write(
-            lambda c: claim_outbox(c, platforms, holder, claim_s=claim_s, limit=limit)
+            lambda c: claim_outbox(c, platforms, holder, claim_s=claim_s, limit=limit, routing=routing)
         )
 
-    async def _look(self, platforms: Sequence[str]) -> bool:
-        return await self._db.run_autocommit_read(lambda conn: has_claimable(conn, platforms))
+    async def _look(self, platforms: Sequence[str], routing: ReplyRouting | None) -> bool:
+        return await self._db.run_autocommit_read(lambda conn: has_claimable(conn, platforms, routing))
 
     async def record_chunk(self, outbox_id: int, receipt: ChunkReceipt) -> None:
         await self._db.run_write(lambda c: record_chunk(c, outbox_id, receipt))
@@ -320,6 +366,11 @@ class PgOutbox:
 
     async def release_claims(self, holder: str) -> int:
         return await self._db.run_write(lambda c: _release_claims(c, holder))
+
+    async def release_others(self, platforms: Sequence[str], holder: str) -> int:
+        if not platforms:
+            return 0
+        return await self._db.run_write(lambda c: _release_others(c, platforms, holder))
 
     async def prune_delivered(self, *, older_than_s: float, limit: int) -> int:
         if limit <= 0:

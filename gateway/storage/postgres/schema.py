@@ -90,6 +90,14 @@ _GATEWAY: tuple[LiteralString, ...] = (
 _HELD_REQUEST_BYTES: tuple[LiteralString, ...] = ("ALTER TABLE pending_messages ADD COLUMN api_content text",)
 
 
+# The key web chat cookies and API tokens are hashed with (gateway.storage.client_keys): one row, so every
+# host turns a cookie into the same account.
+_CLIENT_KEY: tuple[LiteralString, ...] = (
+    """CREATE TABLE client_key (
+        id smallint PRIMARY KEY CHECK (id = 1), secret bytea NOT NULL,
+        created_at double precision NOT NULL)""",
+)
+
 GATEWAY_LADDER = PgLadder(
     owner="gateway",
     version_table="gateway_schema_version",
@@ -105,5 +113,6 @@ GATEWAY_LADDER = PgLadder(
                 "ALTER TABLE conversations ADD COLUMN reopened_at double precision",
             ),
         ),
+        PgMigration(4, "gateway: the client key every host hashes cookies and API tokens with", _CLIENT_KEY),
     ),
 )

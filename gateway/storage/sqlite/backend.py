@@ -27,6 +27,7 @@ from .adapter_leases import SqliteAdapterLeases
 from .admin_reads import SqliteAdminReads
 from .chat_conversations import SqliteChatConversations
 from .checkpoints import SqliteCheckpoints
+from .client_key_file import KEY_FILENAME, ClientKeyFile
 from .console_reads import SqliteConsoleReads
 from .importer import SqliteTranscriptImport
 from .jobs import SqliteTurnQueue
@@ -56,12 +57,13 @@ class SqliteStorage:
         self, state: StateStore, *, facts: FactStore | None = None, home: Path | None = None
     ) -> None:
         """``facts``: the local provider's store; by default ``providers/local.db`` beside state.db.
-        ``home``: where memory documents and skills are files (``memories/``, ``skills/``); by default
-        state.db's directory."""
+        ``home``: where memory documents, skills and the client key are files (``memories/``, ``skills/``,
+        ``client_ids.key``); by default state.db's directory."""
         self.state = state
         root = home if home is not None else state.paths.db.parent
         self.documents: MemoryDocuments = FileMemoryDocuments(root / "memories")
         self.skills: SkillTexts = SkillFiles(root / "skills")
+        self.client_key = ClientKeyFile(root / KEY_FILENAME)
         self.agent: AgentStorage = state
         self.search: SearchIndex = state
         self.health: StoreHealth = state

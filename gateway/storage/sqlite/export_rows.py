@@ -28,8 +28,10 @@ from agent_core.storage.documents import MemoryDocuments, SkillTexts
 from agent_core.storage.sqlite.backup import exclusive_home
 from agent_core.storage.sqlite.schema import AGENT_LADDER, Ladder, read_version
 from agent_core.storage.sqlite.settings import StateSettings
+from gateway.storage.client_keys import KEY_BYTES
 from gateway.storage.home_move import HomeMoveError, Row, TableShape
 
+from .client_key_file import KEY_FILENAME
 from .schema import GATEWAY_LADDER
 
 # (state.db table, PostgreSQL table), each after the tables it references.
@@ -132,7 +134,7 @@ class SqliteHomeRows:
 
     def files(self) -> tuple[str, ...]:
         """The files and folders the move reads (relative to the home where they are inside it)."""
-        found = [self._db, self._facts_file, self.home / "memories", self.home / "skills"]
+        found = [self._db, self._facts_file, self.home / "memories", self.home / "skills", self._key_file]
         return tuple(_relative(path, self.home) for path in found if path.exists())
 
     def shapes(self) -> tuple[TableShape, ...]:
@@ -152,6 +154,21 @@ class SqliteHomeRows:
         if shape.name != "segments":
             return self.rows(shape)
         return self._converted(shape, _SEGMENTS_PARENTS_FIRST.format(columns=_select_list(shape, "s.")))
+
+    @property
+    def _key_file(self) -> Path:
+        return self.home / KEY_FILENAME
+
+    def client_key(self) -> bytes | None:
+        if not self._key_file.exists():
+            return None
+        try:
+            key = self._key_file.read_bytes()
+        except OSError as exc:
+            raise HomeMoveError(f"{self._key_file}: cannot read the client key ({exc.strerror})") from exc
+        if len(key) != KEY_BYTES:
+            raise HomeMoveError(f"{self._key_file} is damaged ({len(key)} bytes, expected {KEY_BYTES})")
+        return key
 
     def notes(self) -> tuple[str, ...]:
         notes = []

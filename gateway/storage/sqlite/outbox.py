@@ -11,6 +11,7 @@ connection so the queue (``jobs.py``) can add a reply inside its own job-complet
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ from gateway.storage.outbox import (
     OutboxItem,
     OutboxState,
     OutboxStatus,
+    ReplyRouting,
 )
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "prune_delivered",
     "record_chunk",
     "release_claims",
+    "release_others",
 ]
 
 _IDS_PER_STATEMENT = 500
@@ -88,13 +91,32 @@ def add_outbox(
     return cursor.rowcount == 1
 
 
-def has_claimable(conn: sqlite3.Connection, platforms: Sequence[str], now: float) -> bool:
+_ROUTED = (
+    "(o.platform NOT IN (SELECT value FROM json_each(:routed)) OR o.reply_to IS NULL "
+    "OR o.reply_to IN (SELECT value FROM json_each(:awaited)) OR o.created_at <= :now - :grace_s)"
+)
+"""A row ``ReplyRouting`` gives this claimer now (no routing: every row)."""
+
+
+def _routing_params(routing: ReplyRouting | None) -> dict[str, object]:
+    if routing is None:
+        return {"routed": "[]", "awaited": "[]", "grace_s": 0.0}
+    return {
+        "routed": json.dumps(sorted(routing.platforms)),
+        "awaited": json.dumps(sorted(routing.awaited)),
+        "grace_s": routing.grace_s,
+    }
+
+
+def has_claimable(
+    conn: sqlite3.Connection, platforms: Sequence[str], now: float, routing: ReplyRouting | None = None
+) -> bool:
     """A cheap read so idle delivery loops do not take the write lock just to find nothing."""
-    marks = ",".join("?" * len(platforms))
     row = conn.execute(
-        f"SELECT 1 FROM outbox WHERE platform IN ({marks}) AND (state = 'pending' OR "
-        "(state = 'sending' AND claim_expires_at < ?)) LIMIT 1",
-        (*platforms, now),
+        "SELECT 1 FROM outbox o WHERE o.platform IN (SELECT value FROM json_each(:platforms)) "
+        f"AND (o.state = 'pending' OR (o.state = 'sending' AND o.claim_expires_at < :now)) AND {_ROUTED} "
+        "LIMIT 1",
+        {"platforms": json.dumps(list(platforms)), "now": now, **_routing_params(routing)},
     ).fetchone()
     return row is not None
 
@@ -107,19 +129,25 @@ def claim_outbox(
     now: float,
     claim_s: float,
     limit: int,
+    routing: ReplyRouting | None = None,
 ) -> list[OutboxItem]:
-    """Claim up to ``limit`` rows, each the oldest undelivered row of its chat."""
+    """Claim up to ``limit`` rows, each the oldest undelivered row of its chat (and routed here now)."""
     if not platforms or limit <= 0:
         return []
-    marks = ",".join("?" * len(platforms))
     ids = [
         int(row[0])
         for row in conn.execute(
-            f"SELECT o.id FROM outbox o WHERE o.platform IN ({marks}) AND (o.state = 'pending' OR "
-            "(o.state = 'sending' AND o.claim_expires_at < ?)) AND NOT EXISTS (SELECT 1 FROM outbox p "
-            "WHERE p.chat_ref = o.chat_ref AND p.state IN ('pending', 'sending') AND p.id < o.id) "
-            "ORDER BY o.id LIMIT ?",
-            (*platforms, now, limit),
+            "SELECT o.id FROM outbox o WHERE o.platform IN (SELECT value FROM json_each(:platforms)) "
+            "AND (o.state = 'pending' OR (o.state = 'sending' AND o.claim_expires_at < :now)) "
+            "AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.chat_ref = o.chat_ref "
+            f"AND p.state IN ('pending', 'sending') AND p.id < o.id) AND {_ROUTED} "
+            "ORDER BY o.id LIMIT :limit",
+            {
+                "platforms": json.dumps(list(platforms)),
+                "now": now,
+                "limit": limit,
+                **_routing_params(routing),
+            },
         )
     ]
     items = []
@@ -187,6 +215,15 @@ def mark_failed(conn: sqlite3.Connection, outbox_id: int, error: str) -> None:
         "WHERE id = ?",
         (error, outbox_id),
     )
+
+
+def release_others(conn: sqlite3.Connection, platforms: Sequence[str], holder: str) -> int:
+    cursor = conn.execute(
+        "UPDATE outbox SET state = 'pending', claimed_by = NULL, claim_expires_at = NULL "
+        "WHERE state = 'sending' AND platform IN (SELECT value FROM json_each(?)) AND claimed_by IS NOT ?",
+        (json.dumps(list(platforms)), holder),
+    )
+    return cursor.rowcount
 
 
 def release_claims(conn: sqlite3.Connection, holder: str) -> int:
@@ -293,17 +330,20 @@ class SqliteOutbox:
         claim_s: float,
         limit: int,
         expect_work: bool = False,
+        routing: ReplyRouting | None = None,
     ) -> list[OutboxItem]:
         """A reader looks first, so an idle delivery loop never takes the write lock to find nothing;
         a loop told of a row just queued goes straight to the write (the look would find it anyway)."""
         if not platforms or limit <= 0:
             return []
         if not expect_work and not await self._state.run_read(
-            lambda c: has_claimable(c, platforms, self._clock())
+            lambda c: has_claimable(c, platforms, self._clock(), routing)
         ):
             return []
         return await self._state.run_write(
-            lambda c: claim_outbox(c, platforms, holder, now=self._clock(), claim_s=claim_s, limit=limit)
+            lambda c: claim_outbox(
+                c, platforms, holder, now=self._clock(), claim_s=claim_s, limit=limit, routing=routing
+            )
         )
 
     async def record_chunk(self, outbox_id: int, receipt: ChunkReceipt) -> None:
@@ -332,6 +372,9 @@ class SqliteOutbox:
 
     async def release_claims(self, holder: str) -> int:
         return await self._state.run_write(lambda c: release_claims(c, holder))
+
+    async def release_others(self, platforms: Sequence[str], holder: str) -> int:
+        return await self._state.run_write(lambda c: release_others(c, platforms, holder))
 
     async def prune_delivered(self, *, older_than_s: float, limit: int) -> int:
         sent_before = self._clock() - older_than_s

@@ -264,3 +264,22 @@ def test_the_entry_point_target_builds_the_adapter() -> None:
     entry = EntryPoint("telegram", "adapters.telegram:create_adapter", ENTRY_POINT_GROUP)
     built = entry.load()({"token": "1:abc"})
     assert isinstance(built, TelegramAdapter) and built.name == "telegram"
+
+
+async def test_an_update_the_gateway_could_not_store_stays_at_telegram_when_polling_stops(
+    fake: FakeTelegramServer, sink: RecordingSink
+) -> None:
+    """The database is away and the adapter is stopped (its lease lost): the update is left for the next
+    owner, never confirmed by the stop's last ``getUpdates``."""
+    sink.refuse = 1_000
+    telegram = create_adapter(adapter_settings(fake))
+    await telegram.start(sink)
+    update_id = fake.push(fake.message_update(private_chat(ALICE), ALICE, "while the database is away"))
+    await wait_until(lambda: len(sink.offered) >= 2, what="two failed hand-offs")
+    await telegram.stop()
+    assert fake.pending_update_ids == [update_id]
+    sink.refuse = 0
+    await telegram.start(sink)
+    [message] = await sink.wait_for(1)
+    await telegram.stop()
+    assert message.event_id == str(update_id)

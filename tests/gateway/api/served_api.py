@@ -141,7 +141,7 @@ async def served_api(
                 api_model=MODEL,
                 reads=runtime.storage.admin,
                 transcripts=runtime.storage.agent,
-                client_key=ClientKey.for_home(home),
+                client_key=await ClientKey.for_deployment(runtime.storage.client_key),
             )
             server = await stack.enter_async_context(serve_http(app, "127.0.0.1", 0))
             port = server.servers[0].sockets[0].getsockname()[1]

@@ -8,6 +8,7 @@ MNEMOGATE_TEST_POSTGRES=required); every home migrates into its own schema of th
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -28,6 +29,7 @@ from gateway.queue import WorkerPool
 from gateway.runtime import Runtime, build_gateway, open_runtime
 from gateway.storage import Storage, open_storage
 from gateway.storage.postgres.backend import open_postgres_storage
+from gateway.storage.sqlite.client_key_file import KEY_FILENAME, ClientKeyFile
 from tests import postgres_server
 from tests.adapters.fakes.recording_sink import wait_until
 
@@ -206,9 +208,11 @@ def filled(postgres_database: str, home: Path) -> dict[str, str]:
 async def test_everything_arrives_and_the_gateway_continues_on_postgres(
     filled: dict[str, str], home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    key = ClientKeyFile(home / KEY_FILENAME).read_or_create(secrets.token_bytes(32))  # as serve makes it
     assert await _migrate(home) == 0
     out = capsys.readouterr().out
     assert "messages" in out and " copied" in out and "verified before the commit" in out
+    assert "web chat key (client_ids.key) copied" in out
     assert "people/alice/MEMORY.md: 1 entry" in out and "global/MEMORY.md: 1 entry" in out
     assert "skills copied: 1 (beekeeping)" in out
     assert (
@@ -220,6 +224,8 @@ async def test_everything_arrives_and_the_gateway_continues_on_postgres(
         newest = max(m.id for chat in filled for m in before[f"{chat} messages"])  # type: ignore[attr-defined]
     async with open_postgres_storage(postgres_server.postgres_settings(home)) as postgres:
         after = await _everything(postgres, filled)
+        # Every host on the schema hashes cookies with the home's key: browsers keep their conversations.
+        assert await postgres.client_key.keep(secrets.token_bytes(32)) == key
     assert after.keys() == before.keys()
     for concern, value in before.items():
         assert after[concern] == value, concern

@@ -9,9 +9,11 @@ from pathlib import Path
 
 from agent_core.llm.scripted import ScriptedClient, ScriptStep
 from gateway.contracts import BadFormatError, ChatKind, ChatRef, SendError
-from gateway.delivery import ChatBudgets, ChatRate, plain_text
+from gateway.delivery import ChatBudgets, ChatRate, DeliveryLoop, DeliverySettings, plain_text
+from gateway.queue import Signals
 from gateway.storage.chat_refs import chat_to_text
 from gateway.storage.outbox import ChunkReceipt, OutboxEntry, OutboxRepository
+from tests.adapters.fakes.recording_sink import wait_until
 from tests.storage.contract.backends import sqlite_backend
 
 from ..queue.harness import backbone, open_config
@@ -83,6 +85,26 @@ async def test_a_reply_interrupted_mid_way_resumes_at_the_first_unsent_chunk(hom
         await b.wait_for(lambda: b.delivery.sent == 1)
         (row,) = await b.gateway.outbox.for_conversation("cv")
     assert (row.state, row.chunks_sent) == ("sent", 3)
+
+
+async def test_a_new_owner_sends_at_once_what_the_killed_owner_left_claimed(home: Path) -> None:
+    # The adapter's previous owner was killed mid-delivery: its claim would hold the row for ten minutes.
+    chat = chat_to_text(ChatRef("test", "dm-ada", ChatKind.DM))
+    async with sqlite_backend(home).open() as storage:
+        await storage.outbox.add(
+            OutboxEntry("cv", "test", chat, "in flight at the kill", "turn:1", kind="reply")
+        )
+        await storage.outbox.claim(["test"], "killed-owner", claim_s=600.0, limit=1)
+        adapter = RecordingAdapter()
+        new_owner = DeliveryLoop(
+            outbox=storage.outbox,
+            adapters={"test": adapter},
+            signals=Signals(),
+            settings=DeliverySettings(),
+            takes_over=True,
+        )
+        async with new_owner:
+            await wait_until(lambda: adapter.texts() == ["in flight at the kill"], what="the reply")
 
 
 async def test_replies_to_one_chat_keep_their_order(home: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from gateway.http import AdminBackend, Metrics, PairingBook, Readiness, adapters
 from gateway.identity import ClientKey
 from gateway.runtime import Runtime, open_runtime, web_people
 from gateway.storage.admin_reads import MAX_PAGE, AdminReads, MessageRow
+from gateway.storage.sqlite.client_key_file import KEY_FILENAME, ClientKeyFile
 from gateway.webchat import BrowserChat, WebChatAdapter
 from tests.gateway.http.turn_double import InlineTurns
 
@@ -115,7 +117,9 @@ def build_app(
             leases=runtime.storage.adapter_leases,
         ),
         reads=reads,
-        client_key=ClientKey.for_home(runtime.home.root),
+        client_key=ClientKey(
+            ClientKeyFile(runtime.home.root / KEY_FILENAME).read_or_create(secrets.token_bytes(32))
+        ),
         new_web_persons=NewPersonBudget(runtime.storage.identity),
         people=web_people(runtime),
     )

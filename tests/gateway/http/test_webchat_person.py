@@ -27,7 +27,8 @@ def settings(request: pytest.FixtureRequest, home: Path) -> Settings:
 
 
 async def _person(gateway: Served, browser: httpx.AsyncClient) -> str:
-    chat_id = ClientKey.for_home(gateway.runtime.home.root).web_account(browser.cookies[COOKIE])
+    key = await ClientKey.for_deployment(gateway.runtime.storage.client_key)
+    chat_id = key.web_account(browser.cookies[COOKIE])
     person = await gateway.runtime.storage.identity.account_person("web", chat_id)
     assert person is not None
     return person

@@ -37,7 +37,7 @@ async def test_raw_cookie_accounts_are_rekeyed_and_the_browser_keeps_its_convers
             again = (await browser.get("/api/chat/messages")).json()["messages"]
         identity = after.runtime.storage.identity
         web_accounts = await identity.platform_account_ids("web")
-        hashed = ClientKey.for_home(home).web_account(raw)
+        hashed = (await ClientKey.for_deployment(after.runtime.storage.client_key)).web_account(raw)
         assert await identity.account_person("web", hashed) == person
     assert [m["text"] for m in history][:1] == ["written before the upgrade"]
     assert posted.status_code == 200

@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agent_core.llm import LLMError
+from agent_core.llm import LLMError, LLMRequest
 from agent_core.llm.scripted import ScriptedClient, ScriptStep
+from agent_core.storage.errors import StateUnavailableError
 from gateway.contracts import ChatKind, InboundMessage
 from gateway.inbound.session_rules import session_key_for
 from gateway.queue import ERROR_REPLY, INTERRUPT_WHEN_BUSY, QUEUE_WHEN_BUSY, TurnQueue
 
 from ..delivery.recording_adapter import dm
 from .clients import PacedClient
-from .harness import backbone, open_config
+from .harness import backbone, echo_step, open_config
 
 
 async def test_a_message_is_answered_once(home: Path) -> None:
@@ -186,3 +187,27 @@ async def test_a_shared_thread_answers_each_sender_in_their_own_turn(home: Path)
         await b.wait_for(lambda: sum(t.startswith("echo:") for t in b.adapter.texts()) == 4)
         replies = [text for text in b.adapter.texts() if text.startswith("echo:")]
         assert replies == ["echo: first", "echo: from bob", "echo: more from ada", "echo: bob again"]
+
+
+async def test_a_turn_whose_database_went_away_is_answered_once_it_is_back_not_with_an_error(
+    home: Path,
+) -> None:
+    """A connection dropped in the middle of a turn's write: no error reply; the job's lease runs out and
+    the turn runs again, answering once."""
+    steps = iter([None])
+
+    def database_away_once(request: LLMRequest) -> ScriptStep:
+        if next(steps, "again") is None:
+            raise StateUnavailableError(
+                home / "state.db", "terminating connection due to administrator command"
+            )
+        return echo_step(request)
+
+    config = open_config(queue={"lease_s": 0.3})
+    async with backbone(home, client=ScriptedClient(default=database_away_once), config=config) as b:
+        await b.gateway.pipeline.handle(dm("hello", event="e1"))
+        assert await b.wait_sent(1) == ["echo: hello"]
+        (job,) = await b.jobs()
+        assert (job.state, job.attempts) == ("done", 2)
+        roles = [m.role for m in await b.runtime.storage.agent.conversation_messages(job.conversation_id)]
+        assert roles == ["user", "assistant"]

@@ -104,7 +104,7 @@ async def served(home: Path, settings: Settings | None = None) -> AsyncIterator[
     async with open_runtime(Home(home), settings, client=model) as runtime:
         gateway = build_gateway(runtime)
         web, api = BrowserChat(), ApiChannel()
-        client_key = ClientKey.for_home(home)
+        client_key = await ClientKey.for_deployment(runtime.storage.client_key)
         await rekey_legacy_web_accounts(runtime.storage.identity, client_key)
         adapters = {"web": web, "api": api}
         async with contextlib.AsyncExitStack() as stack:

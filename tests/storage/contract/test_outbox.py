@@ -1,6 +1,7 @@
 """The outbox port on every backend: queued once per key, claimed exactly once (also across processes),
 one chat's rows in order, claims that expire, chunk progress that survives a new holder, a retry wait
-that holds the row, and pruning that deletes only delivered rows past their age."""
+that holds the row, replies routed to the process whose caller awaits them, and pruning that deletes only
+delivered rows past their age."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from gateway.contracts import ChatKind, ChatRef
 from gateway.storage.chat_refs import chat_to_text
-from gateway.storage.outbox import ChunkReceipt, OutboxEntry, OutboxItem, OutboxRepository
+from gateway.storage.outbox import ChunkReceipt, OutboxEntry, OutboxItem, OutboxRepository, ReplyRouting
 from tests.adapters.fakes.recording_sink import wait_until
 
 from .backends import BackendUnderTest, open_storage
@@ -131,6 +132,32 @@ async def test_an_expired_claim_lets_another_holder_resume_after_the_sent_chunks
     assert await outbox.claim(["test"], "late", claim_s=0.0, limit=1) == []  # delivered rows stay delivered
 
 
+async def test_a_routed_reply_goes_at_once_only_to_the_process_awaiting_it_then_to_anyone(
+    storage: Storage,
+) -> None:
+    outbox = repo(storage)
+    await outbox.add(entry("answer-1", to="a", reply_to="msg-1"))
+    await outbox.add(entry("answer-2", to="a", reply_to="msg-2"))  # the same chat, behind answer-1
+    await outbox.add(entry("notice", to="b"))  # answers no message: anyone's at once
+    await outbox.add(entry("other", to="c", platform="other", reply_to="msg-3"))  # a platform not routed
+    here = ReplyRouting(frozenset({"test"}), frozenset({"msg-1"}), grace_s=60.0)
+    elsewhere = ReplyRouting(frozenset({"test"}), frozenset({"msg-9"}), grace_s=60.0)
+
+    claimed = await outbox.claim(["test", "other"], "elsewhere", claim_s=60.0, limit=10, routing=elsewhere)
+    assert sorted(texts(claimed)) == ["text of notice", "text of other"]
+    (first,) = await outbox.claim(["test"], "here", claim_s=60.0, limit=10, routing=here)
+    assert first.text == "text of answer-1"
+    await outbox.mark_sent(first.id, ChunkReceipt(0, "m1"))
+    # answer-2 is awaited by nobody (its process is gone): after the grace anyone delivers it.
+    assert await outbox.claim(["test"], "elsewhere", claim_s=60.0, limit=10, routing=elsewhere) == []
+    soon = ReplyRouting(frozenset({"test"}), frozenset(), grace_s=0.2)
+    deadline = time.monotonic() + 10
+    while not (late := await outbox.claim(["test"], "anyone", claim_s=60.0, limit=10, routing=soon)):
+        assert time.monotonic() < deadline, "the grace never ended"
+        await asyncio.sleep(0.02)
+    assert texts(late) == ["text of answer-2"]
+
+
 async def test_a_live_claim_is_never_shared(storage: Storage) -> None:
     outbox = repo(storage)
     await outbox.add(entry("k1"))
@@ -162,6 +189,23 @@ async def test_released_claims_go_back_to_anyone_at_once(storage: Storage) -> No
     assert await outbox.release_claims("leaving") == 1
     assert await outbox.release_claims("nobody") == 0
     assert texts(await outbox.claim(["test"], "next", claim_s=60.0, limit=10)) == ["text of a1"]
+
+
+async def test_a_new_owner_takes_over_what_others_left_claimed_on_its_platforms(storage: Storage) -> None:
+    outbox = repo(storage)
+    for key, to in [("dead-1", "a"), ("dead-2", "b")]:
+        await outbox.add(entry(key, to=to))
+    await outbox.add(entry("mine", to="c"))
+    await outbox.add(entry("elsewhere", to="d", platform="other"))
+    await outbox.claim(["test"], "dead-owner", claim_s=600.0, limit=2)
+    await outbox.claim(["test"], "new-owner", claim_s=600.0, limit=1)
+    await outbox.claim(["other"], "dead-owner", claim_s=600.0, limit=1)
+    assert await outbox.release_others(["test"], "new-owner") == 2
+    assert await outbox.release_others([], "new-owner") == 0
+    assert sorted(texts(await outbox.claim(["test", "other"], "new-owner", claim_s=60.0, limit=10))) == [
+        "text of dead-1",
+        "text of dead-2",
+    ]  # the other platform's claim and the new owner's own stay as they were
 
 
 async def test_pruning_deletes_only_delivered_rows_older_than_the_age(storage: Storage) -> None:
