@@ -25,6 +25,7 @@ from .imports import TranscriptImport
 from .outbox import OutboxRepository
 from .pairing import PairingRepository
 from .queue import InboundLedger, TurnQueueRepository
+from .schedules import ScheduleRepository
 from .wakeups import Wakeups
 
 
@@ -80,6 +81,11 @@ class Storage(Protocol):
 
     @property
     def admin(self) -> AdminReads: ...
+
+    @property
+    def schedules(self) -> ScheduleRepository:
+        """Reminders and scheduled turns, their runs, and persons' time zones."""
+        ...
 
     @property
     def imports(self) -> TranscriptImport: ...

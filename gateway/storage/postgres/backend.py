@@ -37,6 +37,7 @@ from gateway.storage.imports import TranscriptImport
 from gateway.storage.outbox import OutboxRepository
 from gateway.storage.pairing import PairingRepository
 from gateway.storage.queue import InboundLedger, TurnQueueRepository
+from gateway.storage.schedules import ScheduleRepository
 
 from .adapter_leases import PgAdapterLeases
 from .admin_reads import PgAdminReads
@@ -46,6 +47,7 @@ from .outbox import PgOutbox
 from .pairing import PgPairing
 from .persons import PgIdentity
 from .queue import PgTurnQueue
+from .schedules import PgSchedules
 from .schema import GATEWAY_LADDER
 from .wakeups import PgWakeups
 
@@ -84,6 +86,7 @@ class PostgresStorage:
         self.wakeups = PgWakeups(db)
         self.admin: AdminReads = PgAdminReads(db)
         self.imports: TranscriptImport = PgTranscriptImport(db)
+        self.schedules: ScheduleRepository = PgSchedules(db)
 
     def stats(self) -> StoreStats:
         """This process's counters; ``round_trips`` counts transactions (each several network hops)."""

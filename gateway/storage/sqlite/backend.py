@@ -31,6 +31,7 @@ from .jobs import SqliteTurnQueue
 from .outbox import SqliteOutbox
 from .pairing import SqlitePairing
 from .persons import SqliteIdentity
+from .schedules import SqliteSchedules
 from .schema import GATEWAY_LADDER
 
 
@@ -74,6 +75,7 @@ class SqliteStorage:
         self.wakeups = NoWakeups()  # one host: waiters poll state.db
         self.admin = SqliteAdminReads(state)
         self.imports = SqliteTranscriptImport(state)
+        self.schedules = SqliteSchedules(state)
 
     def stats(self) -> StoreStats:
         """This process's state.db counters (write retries, commits, round trips, indexer activity)."""
