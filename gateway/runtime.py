@@ -55,6 +55,8 @@ from gateway.leased_adapters import leased, leases_held, owned_delivery, unlease
 from gateway.logging_setup import configure_logging
 from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
 from gateway.queue.turn_lane import TurnAgent
+from gateway.schedules import ScheduleBook, ScheduleCommands, schedule_tool
+from gateway.schedules.deployment import schedule_book, scheduler
 from gateway.startup_notes import startup_notes
 from gateway.storage import Storage, open_storage
 from gateway.webchat import WebChatAdapter
@@ -77,6 +79,8 @@ class Runtime:
     storage: Storage
     """Every repository of the storage port, from the one backend this process opened (``open_storage``)."""
     signals: Signals = field(default_factory=Signals)
+    schedules: ScheduleBook | None = None
+    """Reminders and scheduled turns (None when ``schedules.enabled`` is false)."""
 
     async def readiness(self) -> dict[str, str]:
         """state.db and search: name -> "ok", "ok (…)" when degraded, or a short reason."""
@@ -128,6 +132,10 @@ async def open_runtime(
             memory=memory, skills=skills, output_budget=settings.agent.tool_output_chars
         )
         registry.register(session_search_tool(search))
+        signals = Signals()
+        schedules = schedule_book(settings, storage, signals) if settings.schedules.enabled else None
+        if schedules is not None:
+            registry.register(schedule_tool(schedules))
         toolbox = Toolbox(registry)
         prompts = SegmentPrompts(
             home=home.root,
@@ -157,7 +165,9 @@ async def open_runtime(
             compressor=compressor,
             observer=providers,
         )
-        yield Runtime(home, settings, memory, skills, model, agent, providers, search, storage)
+        yield Runtime(
+            home, settings, memory, skills, model, agent, providers, search, storage, signals, schedules
+        )
 
 
 async def _auxiliary_client(
@@ -220,6 +230,7 @@ def command_services(
         compress=compress,
         memory_health=lambda: _memory_health(runtime),
         conversation_ended=runtime.providers.conversation_ended,
+        more=ScheduleCommands(runtime.schedules).commands if runtime.schedules is not None else (),
     )
 
 
@@ -321,6 +332,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         # Only this in-process pool streams: it runs beside the adapters; worker processes deliver normally.
         agent = streaming_agent(runtime, platforms, delivery, streams, live={api.name: api})
         pool = await stack.enter_async_context(worker_pool(runtime, agent))
+        await stack.enter_async_context(scheduler(settings, runtime.storage, runtime.signals))
         readiness = Readiness(
             {
                 "state_db": state_probe(runtime.storage.health),
@@ -345,6 +357,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 runtime.search,
                 pairing=gateway.access.pairing,
             ),
+            schedules=runtime.schedules,
             reads=runtime.storage.admin,
             transcripts=runtime.storage.agent,
             adapter_routes=[route for adapter in platforms.values() for route in adapter.http_routes()],
@@ -367,7 +380,12 @@ async def run_worker(home: Home, settings: Settings) -> None:
     """A worker process: claims and runs turns from the shared home until SIGTERM, then drains."""
     configure_logging(settings.log, secrets=settings.secret_values())
     stop = _stop_on_signals()
-    async with open_runtime(home, settings) as runtime, runtime.wakeups(), worker_pool(runtime) as pool:
+    async with (
+        open_runtime(home, settings) as runtime,
+        runtime.wakeups(),
+        worker_pool(runtime) as pool,
+        scheduler(settings, runtime.storage, runtime.signals),
+    ):
         _LOG.info("worker %s ready (home %s)", pool.holder, home.root)
         print(f"mnemogate worker {pool.holder} ready (home {home.root})", flush=True)
         await stop.wait()

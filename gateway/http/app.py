@@ -27,8 +27,10 @@ from gateway.http.bad_requests import reject_lone_surrogates, validation_error
 from gateway.http.metrics import CONTENT_TYPE, Metrics
 from gateway.http.openai_compat import openai_router
 from gateway.http.readiness import ReadinessCheck
+from gateway.http.schedule_routes import schedule_router
 from gateway.http.webchat_routes import webchat_router
 from gateway.identity import ClientKey
+from gateway.schedules import ScheduleBook
 from gateway.storage.admin_reads import AdminReads
 from gateway.webchat import WebChatAdapter
 
@@ -47,6 +49,7 @@ def create_app(
     new_web_persons: NewPersonBudget | None = None,
     reads: AdminReads | None = None,
     transcripts: Transcripts | None = None,
+    schedules: ScheduleBook | None = None,
 ) -> FastAPI:
     """The gateway's one HTTP app; see the module docstring for what each argument mounts.
 
@@ -55,7 +58,8 @@ def create_app(
     ``rate_limit.new_web_persons`` budget, every browser counted as new);
     ``reads`` serves the web chat's history and the OpenAI endpoint's stored history and usage (none and
     zero without it); ``api_model`` is the model ``/v1`` names (default: the offline model), and
-    ``transcripts`` the stored messages it compares a request's earlier turns with.
+    ``transcripts`` the stored messages it compares a request's earlier turns with; ``schedules`` adds
+    the admin API's schedule routes (with ``admin``).
     """
     settings = http or HttpSettings()
     app = FastAPI(
@@ -93,7 +97,10 @@ def create_app(
             webchat_router(webchat, client_key=client_key, new_persons=new_web_persons, reads=reads)
         )
     if admin is not None:
-        app.include_router(admin_router(admin, BearerGuard([settings.admin_token], "admin API")))
+        admin_guard = BearerGuard([settings.admin_token], "admin API")
+        app.include_router(admin_router(admin, admin_guard))
+        if schedules is not None:
+            app.include_router(schedule_router(schedules, admin_guard))
     if api_channel is not None:
         guard = BearerGuard(
             [settings.admin_token, settings.api_token], "OpenAI-compatible API", loopback_without_token=True
