@@ -55,7 +55,7 @@ from gateway.leased_adapters import leased, leases_held, owned_delivery, unlease
 from gateway.logging_setup import configure_logging
 from gateway.queue import BusyPolicy, Signals, TurnQueue, WorkerPool
 from gateway.queue.turn_lane import TurnAgent
-from gateway.schedules import ScheduleBook, ScheduleCommands, schedule_tool
+from gateway.schedules import Clock, ScheduleBook, ScheduleCommands, schedule_tool
 from gateway.schedules.deployment import schedule_book, scheduler
 from gateway.startup_notes import startup_notes
 from gateway.storage import Storage, open_storage
@@ -104,11 +104,12 @@ class Gateway:
 
 @contextlib.asynccontextmanager
 async def open_runtime(
-    home: Home, settings: Settings, *, client: ClosableLLMClient | None = None
+    home: Home, settings: Settings, *, client: ClosableLLMClient | None = None, clock: Clock | None = None
 ) -> AsyncIterator[Runtime]:
     """Open state.db, memory, skills, the model client and the turn loop for ``home``.
 
-    ``client`` replaces the configured model (benchmarks use a zero-latency scripted one).
+    ``client`` replaces the configured model (benchmarks use a zero-latency scripted one); ``clock``
+    replaces the storage's clock for schedules (tests move a ``ManualClock``).
     """
     home.ensure()
     await asyncio.to_thread(ensure_soul, home.root, settings.prompt.soul_file)
@@ -133,7 +134,8 @@ async def open_runtime(
         )
         registry.register(session_search_tool(search))
         signals = Signals()
-        schedules = schedule_book(settings, storage, signals) if settings.schedules.enabled else None
+        enabled = settings.schedules.enabled
+        schedules = schedule_book(settings, storage, signals, clock=clock) if enabled else None
         if schedules is not None:
             registry.register(schedule_tool(schedules))
         toolbox = Toolbox(registry)

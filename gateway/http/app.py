@@ -58,8 +58,8 @@ def create_app(
     ``rate_limit.new_web_persons`` budget, every browser counted as new);
     ``reads`` serves the web chat's history and the OpenAI endpoint's stored history and usage (none and
     zero without it); ``api_model`` is the model ``/v1`` names (default: the offline model), and
-    ``transcripts`` the stored messages it compares a request's earlier turns with; ``schedules`` adds
-    the admin API's schedule routes (with ``admin``).
+    ``transcripts`` the stored messages it compares a request's earlier turns with; ``schedules`` mounts
+    the admin API's schedule routes (behind the same admin token).
     """
     settings = http or HttpSettings()
     app = FastAPI(
@@ -97,10 +97,9 @@ def create_app(
             webchat_router(webchat, client_key=client_key, new_persons=new_web_persons, reads=reads)
         )
     if admin is not None:
-        admin_guard = BearerGuard([settings.admin_token], "admin API")
-        app.include_router(admin_router(admin, admin_guard))
-        if schedules is not None:
-            app.include_router(schedule_router(schedules, admin_guard))
+        app.include_router(admin_router(admin, BearerGuard([settings.admin_token], "admin API")))
+    if schedules is not None:
+        app.include_router(schedule_router(schedules, BearerGuard([settings.admin_token], "admin API")))
     if api_channel is not None:
         guard = BearerGuard(
             [settings.admin_token, settings.api_token], "OpenAI-compatible API", loopback_without_token=True

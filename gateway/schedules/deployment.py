@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from gateway.queue import Signals
 
 from .book import ScheduleBook
-from .clock import BackendClock
+from .clock import BackendClock, Clock
 from .firing import ScheduleRules
 from .scheduler import Scheduler
 
@@ -27,12 +27,15 @@ def deliverable_platforms(settings: Settings) -> frozenset[str]:
     return frozenset({"web", *(name for name, options in settings.adapters.items() if options.enabled)})
 
 
-def schedule_book(settings: Settings, storage: Storage, signals: Signals) -> ScheduleBook:
-    """Schedules on ``storage``, waking this process's scheduler when one is added."""
+def schedule_book(
+    settings: Settings, storage: Storage, signals: Signals, *, clock: Clock | None = None
+) -> ScheduleBook:
+    """Schedules on ``storage`` (on its clock unless ``clock`` is given), waking this process's scheduler
+    when one is added."""
     return ScheduleBook(
         storage.schedules,
         settings.schedules,
-        clock=BackendClock(storage.schedules),
+        clock=clock or BackendClock(storage.schedules),
         platforms=deliverable_platforms(settings),
         on_change=signals.schedules.set,
     )

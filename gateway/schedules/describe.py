@@ -47,7 +47,7 @@ def describe_schedule(schedule: ScheduleRecord) -> str:
     """One line: id, what, when, and its next run or state."""
     what = "message" if schedule.action == "message" else "task"
     line = f"#{schedule.id} {what} {_quoted(schedule.text)} — {describe_when(schedule)}"
-    if schedule.state == "active" and schedule.next_run_at is not None:
+    if schedule.state == "active" and schedule.next_run_at is not None and schedule.kind != "once":
         line += f"; next {local_time(schedule.next_run_at, schedule.timezone)}"
     elif schedule.state == "paused":
         line += f"; paused: {schedule.reason or 'no reason recorded'}"

@@ -3,11 +3,11 @@
 Invariants: a schedule whose target is gone — its conversation ended or no longer exists, its person was
 erased, its platform is not enabled here — is paused with that reason and fires nothing; a run at most
 ``missed_after_s`` late is on time; runs missed beyond that follow the policy: ``catch_up_once`` fires the
-latest occurrence once (saying it is late when it is), ``skip`` fires none of the missed ones; either way the next run is the first
-occurrence still to come, so missed runs never pile up. A scheduled prompt asks the ``RunBudget`` first
-(the seam for usage budgets): a refused occurrence is skipped with the budget's reason. What a run holds for
-its job is built here: a fixed message is the assistant's answer itself (no model call); a prompt is a user
-message whose request bytes tell the model it is a scheduled task.
+latest occurrence once (saying it is late when it is), ``skip`` fires none of the missed ones; either way
+the next run is the first occurrence still to come, so missed runs never pile up. A scheduled prompt asks
+the ``RunBudget`` first (the seam for usage budgets): a refused occurrence is skipped with the budget's
+reason. What a run holds for its job is built here: a fixed message is the assistant's answer itself (no
+model call); a prompt is a user message whose request bytes tell the model it is a scheduled task.
 """
 
 from __future__ import annotations
