@@ -183,3 +183,18 @@ async def test_a_person_cannot_keep_more_reminders_than_allowed(home: Path) -> N
             "[offline model] The schedule tool reported an error: There are already 2 open reminders and "
             "scheduled tasks for this person (the most allowed); cancel one first (/reminders)."
         )
+
+
+async def test_a_reminder_for_a_platform_no_longer_enabled_pauses_saying_so(home: Path) -> None:
+    clock = ManualClock(START)
+    async with world(home, clock=clock) as w:
+        await w.say("remind me in 5 minutes to stretch", event="e1")
+        await w.idle()
+    clock.advance(300)
+    disabled = world_config(adapters={"test": {"enabled": False}})
+    async with world(home, clock=clock, config=disabled) as w:
+        (fired,) = await w.tick()
+        assert fired.outcome == "paused"
+        (paused,) = await w.runtime.storage.schedules.find()
+        assert (paused.state, paused.reason) == ("paused", "the test platform is not enabled")
+        assert w.texts() == []
