@@ -26,6 +26,8 @@ from .firing import ScheduleRules
 
 _LOG = logging.getLogger("mnemogate.schedules")
 
+_MIN_WAIT_S = 0.002
+
 FiringObserver = Callable[[FiredRun], None]
 """Told of every run fired (and every schedule skipped, paused or finished) by this process."""
 
@@ -101,4 +103,5 @@ class Scheduler:
         soonest = await self._schedules.next_due_at()
         if soonest is None:
             return poll_s
-        return max(0.0, min(poll_s, soonest - await self._clock.now()))
+        # A floor: a schedule still due after a pass is held by another process's firing right now.
+        return max(_MIN_WAIT_S, min(poll_s, soonest - await self._clock.now()))
