@@ -24,6 +24,7 @@ __all__ = ["OFFLINE_LABEL", "OfflineClient", "plan_offline_reply"]
 OFFLINE_LABEL = "[offline model] "
 MEMORY_TOOL = "memory"
 SEARCH_TOOL = "session_search"
+SCHEDULE_TOOL = "schedule"
 _STORE_NAMES = MappingProxyType({"user": "your profile", "memory": "my notes"})
 _RESULT_PREVIEW_CHARS = 800
 
@@ -66,6 +67,10 @@ def plan_offline_reply(request: LLMRequest) -> tuple[str, tuple[ToolCall, ...]]:
     call_id = f"offline_{len(messages)}"
     if intent is None:
         return _echo(said), ()
+    if intent.kind in ("remind", "reminders", "cancel_reminder"):
+        if SCHEDULE_TOOL not in tools:
+            return OFFLINE_LABEL + "I can't set reminders here (no schedule tool).", ()
+        return "", (ToolCall(f"{call_id}_0", SCHEDULE_TOOL, _schedule_arguments(intent)),)
     if intent.kind == "search":
         if SEARCH_TOOL not in tools:
             return OFFLINE_LABEL + "I can't search past conversations here (no search tool).", ()
@@ -73,6 +78,15 @@ def plan_offline_reply(request: LLMRequest) -> tuple[str, tuple[ToolCall, ...]]:
     if MEMORY_TOOL not in tools:
         return OFFLINE_LABEL + "I can't use memory here (no memory tool).", ()
     return _memory_calls(intent, call_id)
+
+
+def _schedule_arguments(intent: Intent) -> dict[str, object]:
+    if intent.kind == "reminders":
+        return {"action": "list"}
+    if intent.kind == "cancel_reminder":
+        return {"action": "cancel", "id": int(intent.subject)}
+    key, _, when = intent.when.partition(" ")
+    return {"action": "create", key: when, "message": f"⏰ Reminder: {intent.subject}"}
 
 
 def _memory_calls(intent: Intent, call_id: str) -> tuple[str, tuple[ToolCall, ...]]:
@@ -100,7 +114,8 @@ def _echo(said: str) -> str:
     typed = " ".join(strip_recall_fence(said).split()) or "(nothing)"
     return (
         OFFLINE_LABEL + f"I can't think without a model API key; you said: {typed}\n"
-        "I can still: 'remember that …', 'forget …', 'what do you remember', 'search for …'."
+        "I can still: 'remember that …', 'forget …', 'what do you remember', 'search for …', "
+        "'remind me in 10 minutes to …'."
     )
 
 
@@ -125,6 +140,8 @@ def _answer_one(call: ToolCall | None, content: str) -> str:
     name = call.name if call else "tool"
     if error:
         return f"The {name} tool reported an error: {error}."
+    if call is not None and call.name == SCHEDULE_TOOL and isinstance(parsed, dict):
+        return _answer_schedule(parsed)
     if call is None or call.name not in (MEMORY_TOOL, SEARCH_TOOL):
         return f"The {name} tool returned: {_preview(content)}"
     if call.name == SEARCH_TOOL:
@@ -142,6 +159,12 @@ def _answer_one(call: ToolCall | None, content: str) -> str:
             return f"In {store}: {listed}."
         return f"In {store}: {_preview(content)}"
     return f"Done ({action} in {store})."
+
+
+def _answer_schedule(parsed: dict[str, object]) -> str:
+    if parsed.get("next_run") is not None:
+        return f"Okay — reminder #{parsed.get('id')} is set for {parsed['next_run']}."
+    return str(parsed.get("message") or "Done.")
 
 
 def _answer_forget(pairs: list[tuple[ToolCall | None, str]]) -> str:

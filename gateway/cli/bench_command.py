@@ -120,6 +120,15 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     first.add_argument("--users", type=_positive, default=4, help="API users the requests cycle over")
     first.set_defaults(handler=run_first_token)
 
+    schedules = kinds.add_parser(
+        "schedules", parents=[common, output, backend], help="reminders due within a window: fired once, lag"
+    )
+    schedules.add_argument("--count", type=_positive, default=10_000, help="one-shot reminders")
+    schedules.add_argument("--window-s", type=float, default=60.0, help="they fall due evenly over this")
+    schedules.add_argument("--conversations", type=_positive, default=1_000, help="their conversations")
+    schedules.add_argument("--schedulers", type=_positive, default=2, help="scheduler loops firing at once")
+    schedules.set_defaults(handler=run_schedules)
+
 
 def run_store(context: CommandContext) -> int:
     args = context.args
@@ -248,6 +257,25 @@ def run_first_token(context: CommandContext) -> int:
                 warmup=args.warmup,
                 users=args.users,
             )
+        ),
+    )
+
+
+def run_schedules(context: CommandContext) -> int:
+    from bench import schedules
+    from gateway.config import StorageSettings
+
+    args = context.args
+    return _emit_on_backend(
+        context,
+        "schedules",
+        lambda home, postgres: schedules.run(
+            home,
+            args.count,
+            window_s=args.window_s,
+            conversations=args.conversations,
+            schedulers=args.schedulers,
+            storage=None if postgres is None else StorageSettings(backend="postgres", postgres=postgres),
         ),
     )
 

@@ -8,6 +8,7 @@ from agent_core.storage import StateError
 from gateway.config import ConfigError
 from gateway.contracts import AdapterConfigError
 from gateway.identity import ClientKeyError
+from gateway.schedules import ScheduleError
 
 USER_FACING_ERRORS: tuple[type[Exception], ...] = (
     ConfigError,
@@ -16,4 +17,5 @@ USER_FACING_ERRORS: tuple[type[Exception], ...] = (
     LLMConfigError,
     AdapterConfigError,
     ClientKeyError,
+    ScheduleError,
 )

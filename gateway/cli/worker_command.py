@@ -8,7 +8,7 @@ from typing import Any
 
 from gateway.cli import new_state
 from gateway.cli.context import CommandContext
-from gateway.runtime import run_worker
+from gateway.serving import run_worker
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ only for its sender — /memory shows the sender's own memory, /status and /stop
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from agent_core.actor import Actor
@@ -35,6 +35,8 @@ class CommandServices:
     compress: Compressor | None = None
     memory_health: Callable[[], str] | None = None
     conversation_ended: Callable[[str, str, str], None] | None = None
+    more: Sequence[Command] = ()
+    """Commands of other components (e.g. /reminders, /timezone), listed after the built-in ones."""
 
 
 class BuiltinCommands:
@@ -52,6 +54,7 @@ class BuiltinCommands:
                 ),
                 Command("link", "join your accounts on several platforms", self.link, usage="[CODE]"),
                 Command("whoami", "your person id and account", self.whoami),
+                *services.more,
             ]
         )
 

@@ -53,7 +53,7 @@ class BusyPolicy:
         if queue.idle:
             return Admission(Placement.TIP)
         newest = queue.newest_queued
-        if newest is not None and _same_sender(newest.actor, actor):
+        if newest is not None and newest.joinable and _same_sender(newest.actor, actor):
             return Admission(Placement.JOIN, join_job=newest.id)
         if not queue.running:
             return Admission(Placement.WAIT)  # behind another sender's waiting job: nothing to say yet

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Signals:
-    """``jobs``: a job may be claimable; ``outbox``: a delivery may be waiting. Consumers clear them."""
+    """``jobs``: a job may be claimable; ``outbox``: a delivery may be waiting; ``schedules``: a schedule was
+    added here (it may be due sooner than the scheduler thought). Consumers clear them."""
 
     jobs: asyncio.Event = field(default_factory=asyncio.Event)
     outbox: asyncio.Event = field(default_factory=asyncio.Event)
+    schedules: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 async def wait_signal(event: asyncio.Event, timeout: float) -> bool:  # noqa: ASYNC109 - a poll interval

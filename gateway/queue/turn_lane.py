@@ -2,11 +2,12 @@
 
 Invariants: the reply's outbox row and the job's completion are ONE transaction keyed by the job id; a
 job re-claimed after a crash never answers twice (if the previous run already stored its final reply,
-that stored reply is queued instead of calling the model again); interrupts are honoured only at a safe
-point — while the turn is suspended between events, never inside one of its writes; a turn that fails in
-any way still gives the user a short error reply — except when the database went out of reach (or dropped
-the connection mid-write): then the lane ends without closing the job, whose lease runs out, and the job
-is claimed again (an attempt counted) and answered once the database is back.
+that stored reply is queued instead of calling the model again) — the same rule delivers a scheduled
+message, which its job's claim puts at the tip as the answer (``gateway.storage.schedules``); interrupts
+are honoured only at a safe point — while the turn is suspended between events, never inside one of its
+writes; a turn that fails in any way still gives the user a short error reply — except when the database
+went out of reach (or dropped the connection mid-write): then the lane ends without closing the job, whose
+lease runs out, and the job is claimed again (an attempt counted) and answered once the database is back.
 """
 
 from __future__ import annotations
@@ -114,7 +115,8 @@ class TurnLane:
         return await self._finish("done", None, JobReply(final.text, message_id=final.message_id))
 
     async def _recover(self, tail: TipTail) -> LaneOutcome:
-        """The previous run stored its reply but died before queuing it: queue that reply, once."""
+        """The tip already ends with this job's answer — a previous run stored it and died before queuing
+        it, or it is a scheduled message — so queue that answer, once, without calling the model."""
         reply = None if tail.queued else JobReply(tail.content or "", message_id=tail.message_id)
         outcome = await self._finish("done", None if reply else "nothing pending", reply)
         return LaneOutcome(outcome.job_id, outcome.conversation_id, "recovered")

@@ -28,6 +28,7 @@ from .imports import TranscriptImport
 from .outbox import OutboxRepository
 from .pairing import PairingRepository
 from .queue import InboundLedger, TurnQueueRepository
+from .schedules import ScheduleRepository
 from .wakeups import Wakeups
 
 
@@ -97,6 +98,11 @@ class Storage(Protocol):
     @property
     def console(self) -> ConsoleReads:
         """What the admin console reads besides ``admin``: full transcripts, activity, usage, audit log."""
+        ...
+
+    @property
+    def schedules(self) -> ScheduleRepository:
+        """Reminders and scheduled turns, their runs, and persons' time zones."""
         ...
 
     @property

@@ -48,10 +48,12 @@ class Placement(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class QueuedJob:
-    """A job waiting to be claimed, and who it acts for."""
+    """A job waiting to be claimed, and who it acts for; ``joinable``: arriving messages may join it (a
+    scheduled run's job is never joined: its held message must stay the newest thing it answers)."""
 
     id: int
     actor: Actor
+    joinable: bool = True
 
 
 @dataclass(frozen=True, slots=True)

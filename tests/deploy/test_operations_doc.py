@@ -30,7 +30,7 @@ def _commands() -> list[str]:
                 for i, word in enumerate(words)
                 if word == "mnemogate" and (i == 0 or words[i - 1] == "gateway")
             ]
-            commands.extend(" ".join(words[i:]) for i in starts)
+            commands.extend(shlex.join(words[i:]) for i in starts)
     return commands
 
 

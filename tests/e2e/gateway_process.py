@@ -75,7 +75,7 @@ def wait_healthy(base_url: str, process: subprocess.Popen[str]) -> None:
 
 _WORKER_FALLBACK = (
     "import asyncio, sys; from gateway.config import load_settings, resolve_home; "
-    "from gateway.runtime import run_worker; home = resolve_home(sys.argv[1]); "
+    "from gateway.serving import run_worker; home = resolve_home(sys.argv[1]); "
     "asyncio.run(run_worker(home, load_settings(home.config_file)))"
 )
 

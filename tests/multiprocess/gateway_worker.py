@@ -6,7 +6,7 @@ import asyncio
 import sys
 
 from gateway.config import load_settings, resolve_home
-from gateway.runtime import run_worker
+from gateway.serving import run_worker
 
 if __name__ == "__main__":
     home = resolve_home(sys.argv[1])

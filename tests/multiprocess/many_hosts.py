@@ -11,9 +11,7 @@ answers every line with ``you said: <line>``, which is how a reply is matched to
 from __future__ import annotations
 
 import asyncio
-import html
 import itertools
-import re
 import signal
 import time
 from collections import defaultdict
@@ -28,6 +26,7 @@ from tests import postgres_server
 from tests.adapters.fakes.telegram_server import FakeTelegramServer, Json, private_chat
 from tests.multiprocess.platform_config import Section, write_config
 from tests.multiprocess.serve_process import ServeProcess, wait_until
+from tests.webchat_items import shown_text
 
 ADMIN_TOKEN = "many-hosts-admin-token-0123456789"
 OWNED = "owned by this host"
@@ -263,7 +262,7 @@ class Browser:
         ).json()
         self._cursors[host.port] = body["cursor"]
         # Feed items carry the reply as sanitised HTML: compare its text.
-        texts = (_text_of(str(m["html"])) for m in body["messages"])
+        texts = (shown_text(str(m["html"])) + "\n" for m in body["messages"])
         return next((text for text in texts if answer in text), None)
 
     async def history(self, host: ServeProcess) -> list[dict[str, Any]]:
@@ -298,8 +297,3 @@ def overlapping_turns(jobs: Iterable[JobRecord]) -> list[tuple[int, int]]:
             if (after.started_at or 0.0) < (before.finished_at or 0.0):
                 overlaps.append((before.id, after.id))
     return overlaps
-
-
-def _text_of(fragment: str) -> str:
-    """The text a browser shows for an HTML fragment of the web chat (tags dropped, entities decoded)."""
-    return html.unescape(re.sub(r"<[^>]+>", "", fragment))

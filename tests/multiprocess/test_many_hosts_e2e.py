@@ -41,6 +41,7 @@ CONVERSATIONS = 300
 MESSAGES = 5
 LEASE_S = 3.0
 IN_FLIGHT_S = 2.0
+ARRIVES_AFTER_KILL_S = 0.5
 """How long before a kill a reply's first copy may have reached Telegram for a second copy to be allowed."""
 FACTS = [f"fact-{secrets.token_hex(3)}" for _ in range(6)]
 
@@ -149,7 +150,10 @@ async def test_three_hosts_answer_everyone_once_while_the_telegram_owner_is_kill
                 if len(copies) > 1:
                     twice[line] = copies
         for line, copies in twice.items():
-            in_flight = any(kill - IN_FLIGHT_S <= copies[0] <= kill for kill in run.kills)
+            # A send the killed host had already written reaches the fake server a moment after the kill.
+            in_flight = any(
+                kill - IN_FLIGHT_S <= copies[0] <= kill + ARRIVES_AFTER_KILL_S for kill in run.kills
+            )
             assert len(copies) == 2 and in_flight, (line, copies, run.kills)
         print(
             f"takeovers {run.takeovers_s}; replies sent to Telegram twice (in flight at a kill): {len(twice)}"

@@ -32,6 +32,7 @@ from .pages_persons import person_routes
 from .pages_support import Console
 from .problems import install_handlers
 from .rendering import ConsolePages
+from .schedules_api import schedule_router
 from .sessions import ConsoleSessions
 
 _PAGES = frozenset({"/", "/sign-in", "/sign-out"})
@@ -66,6 +67,8 @@ def admin_app(
     app.state.console_guard = guard
     bearer = BearerGuard([http.admin_token], "admin API")
     api = admin_router(backend, bearer)
+    if backend.schedules is not None:
+        api.include_router(schedule_router(backend.schedules, bearer))
     site = APIRouter()
     auth_routes(site, console)
     overview_routes(site, console, readiness=readiness, metrics=metrics)

@@ -80,7 +80,7 @@ async def enqueue_turn(
     if admission.placement is Placement.TIP:
         await insert_messages(conn, conversation.tip_session_id, [message])
     else:
-        await _hold(conn, conversation.id, job_id, message)
+        await hold_message(conn, conversation.id, job_id, message)
     if admission.ack_text:
         await add_outbox(
             conn,
@@ -130,11 +130,11 @@ async def lock_live_or_create(conn: Conn, request: TurnRequest) -> tuple[Convers
 async def conversation_queue(conn: Conn, conversation_id: str) -> ConversationQueue:
     """The conversation's queue as the busy policy sees it: counts and the newest waiting job's sender."""
     cursor = await conn.execute(
-        "SELECT r.running, r.queued, n.id, n.person_id, n.is_admin, n.platform FROM "
+        "SELECT r.running, r.queued, n.id, n.person_id, n.is_admin, n.platform, n.schedule_run_id FROM "
         "(SELECT count(*) FILTER (WHERE state = 'running') AS running, "
         "count(*) FILTER (WHERE state = 'queued') AS queued "
         "FROM turn_jobs WHERE conversation_id = %s AND state IN ('queued', 'running')) r "
-        "LEFT JOIN LATERAL (SELECT id, person_id, is_admin, platform FROM turn_jobs "
+        "LEFT JOIN LATERAL (SELECT id, person_id, is_admin, platform, schedule_run_id FROM turn_jobs "
         "WHERE conversation_id = %s AND state = 'queued' ORDER BY id DESC LIMIT 1) n ON true",
         (conversation_id, conversation_id),
     )
@@ -142,7 +142,8 @@ async def conversation_queue(conn: Conn, conversation_id: str) -> ConversationQu
     assert row is not None  # an aggregate always yields one row
     newest = None
     if row[2] is not None:
-        newest = QueuedJob(int(row[2]), job_actor(conversation_id, row[3], row[4], row[5]))
+        actor = job_actor(conversation_id, row[3], row[4], row[5])
+        newest = QueuedJob(int(row[2]), actor, joinable=row[6] is None)
     return ConversationQueue(int(row[0]), int(row[1]), newest)
 
 
@@ -188,8 +189,9 @@ async def _insert_job(conn: Conn, conversation_id: str, request: TurnRequest) ->
     return int(row[0])
 
 
-async def _hold(conn: Conn, conversation_id: str, job_id: int, message: PreparedMessage) -> None:
-    """Hold a message that arrived mid-turn until its job is claimed (see ``release_pending``)."""
+async def hold_message(conn: Conn, conversation_id: str, job_id: int, message: PreparedMessage) -> None:
+    """Hold a message for its job until the job is claimed (see ``release_pending``): one that arrived
+    mid-turn, or a scheduled run's."""
     await conn.execute(
         "INSERT INTO pending_messages(conversation_id, job_id, role, content, author, platform_message_id, "
         "created_at, api_content) VALUES (%s, %s, %s, %s, %s, %s, COALESCE(%s, mg_now()), %s)",

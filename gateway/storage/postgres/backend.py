@@ -39,6 +39,7 @@ from gateway.storage.imports import TranscriptImport
 from gateway.storage.outbox import OutboxRepository
 from gateway.storage.pairing import PairingRepository
 from gateway.storage.queue import InboundLedger, TurnQueueRepository
+from gateway.storage.schedules import ScheduleRepository
 
 from .adapter_leases import PgAdapterLeases
 from .admin_reads import PgAdminReads
@@ -51,6 +52,7 @@ from .outbox import PgOutbox
 from .pairing import PgPairing
 from .persons import PgIdentity
 from .queue import PgTurnQueue
+from .schedules import PgSchedules
 from .schema import GATEWAY_LADDER
 from .wakeups import PgWakeups
 
@@ -92,6 +94,7 @@ class PostgresStorage:
         self.chats: ChatConversations = PgChatConversations(db)
         self.console: ConsoleReads = PgConsoleReads(db)
         self.imports: TranscriptImport = PgTranscriptImport(db)
+        self.schedules: ScheduleRepository = PgSchedules(db)
 
     def stats(self) -> StoreStats:
         """This process's counters; ``round_trips`` counts transactions (each several network hops)."""

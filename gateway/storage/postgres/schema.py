@@ -89,6 +89,35 @@ _GATEWAY: tuple[LiteralString, ...] = (
 # A message held while a turn runs keeps the exact text the model gets for it (an API client's context).
 _HELD_REQUEST_BYTES: tuple[LiteralString, ...] = ("ALTER TABLE pending_messages ADD COLUMN api_content text",)
 
+# Reminders and scheduled turns (gateway.storage.schedules): each schedule, each fired occurrence (unique, so
+# one occurrence fires once), the job a run queued (turn_jobs.schedule_run_id), and persons' time zones.
+_SCHEDULES: tuple[LiteralString, ...] = (
+    """CREATE TABLE schedules (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, person_id text NOT NULL,
+        conversation_id text NOT NULL, platform text NOT NULL, chat_ref text NOT NULL,
+        kind text NOT NULL CHECK (kind IN ('once', 'interval', 'cron')), spec text NOT NULL,
+        timezone text NOT NULL, action text NOT NULL CHECK (action IN ('message', 'prompt')),
+        text text NOT NULL,
+        state text NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'paused', 'done', 'cancelled')),
+        reason text, next_run_at double precision, runs integer NOT NULL DEFAULT 0,
+        missed integer NOT NULL DEFAULT 0, last_run_at double precision,
+        created_at double precision NOT NULL, created_by text NOT NULL,
+        is_admin boolean NOT NULL DEFAULT false, updated_at double precision NOT NULL)""",
+    "CREATE INDEX schedules_due ON schedules(next_run_at) WHERE state = 'active'",
+    "CREATE INDEX schedules_person ON schedules(person_id, state)",
+    "CREATE INDEX schedules_conversation ON schedules(conversation_id, state)",
+    """CREATE TABLE schedule_runs (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, schedule_id bigint NOT NULL,
+        occurrence_at double precision NOT NULL, fired_at double precision NOT NULL,
+        conversation_id text NOT NULL,
+        kind text NOT NULL DEFAULT 'on_time' CHECK (kind IN ('on_time', 'catch_up')),
+        missed integer NOT NULL DEFAULT 0, UNIQUE (schedule_id, occurrence_at))""",
+    "ALTER TABLE turn_jobs ADD COLUMN schedule_run_id bigint",
+    "CREATE INDEX turn_jobs_schedule_run ON turn_jobs(schedule_run_id) WHERE schedule_run_id IS NOT NULL",
+    """CREATE TABLE person_timezones (
+        person_id text PRIMARY KEY, timezone text NOT NULL, updated_at double precision NOT NULL)""",
+)
+
 
 # The key web chat cookies and API tokens are hashed with (gateway.storage.client_keys): one row, so every
 # host turns a cookie into the same account.
@@ -114,5 +143,6 @@ GATEWAY_LADDER = PgLadder(
             ),
         ),
         PgMigration(4, "gateway: the client key every host hashes cookies and API tokens with", _CLIENT_KEY),
+        PgMigration(5, "schedules: reminders and scheduled turns, their runs, time zones", _SCHEDULES),
     ),
 )

@@ -55,7 +55,7 @@ def enqueue_turn(
     if admission.placement is Placement.TIP:
         insert_messages(conn, conversation.tip_session_id, conversation.id, [message])
     else:
-        _hold(conn, conversation.id, job_id, message)
+        hold_message(conn, conversation.id, job_id, message)
     if admission.interrupt_running:
         conn.execute(
             "UPDATE turn_jobs SET interrupt = max(interrupt, ?) "
@@ -85,13 +85,13 @@ def conversation_queue(conn: sqlite3.Connection, conversation_id: str) -> Conver
     newest = None
     if state.queued:
         row = conn.execute(
-            "SELECT id, person_id, is_admin, platform FROM turn_jobs WHERE conversation_id = ? "
-            "AND state = 'queued' ORDER BY id DESC LIMIT 1",
+            "SELECT id, person_id, is_admin, platform, schedule_run_id FROM turn_jobs "
+            "WHERE conversation_id = ? AND state = 'queued' ORDER BY id DESC LIMIT 1",
             (conversation_id,),
         ).fetchone()
         if row is not None:
             actor = job_actor(conversation_id, row[1], row[2], row[3])
-            newest = QueuedJob(int(row[0]), actor)
+            newest = QueuedJob(int(row[0]), actor, joinable=row[4] is None)
     return ConversationQueue(state.running, state.queued, newest)
 
 
@@ -133,8 +133,11 @@ def _insert_job(conn: sqlite3.Connection, conversation_id: str, request: TurnReq
     return int(cursor.lastrowid or 0)
 
 
-def _hold(conn: sqlite3.Connection, conversation_id: str, job_id: int, message: PreparedMessage) -> None:
-    """Hold a message that arrived mid-turn until its job is claimed (see ``release_pending``)."""
+def hold_message(
+    conn: sqlite3.Connection, conversation_id: str, job_id: int, message: PreparedMessage
+) -> None:
+    """Hold a message for its job until the job is claimed (see ``release_pending``): one that arrived
+    mid-turn, or a scheduled run's."""
     conn.execute(
         "INSERT INTO pending_messages(conversation_id, job_id, role, content, author, platform_message_id, "
         "created_at, api_content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

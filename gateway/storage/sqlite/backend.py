@@ -34,6 +34,7 @@ from .jobs import SqliteTurnQueue
 from .outbox import SqliteOutbox
 from .pairing import SqlitePairing
 from .persons import SqliteIdentity
+from .schedules import SqliteSchedules
 from .schema import GATEWAY_LADDER
 
 
@@ -80,6 +81,7 @@ class SqliteStorage:
         self.chats = SqliteChatConversations(state)
         self.console = SqliteConsoleReads(state)
         self.imports = SqliteTranscriptImport(state)
+        self.schedules = SqliteSchedules(state)
 
     def stats(self) -> StoreStats:
         """This process's state.db counters (write retries, commits, round trips, indexer activity)."""

@@ -54,6 +54,9 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("outbox_chunks", "outbox_chunks"),
     ("adapter_checkpoints", "adapter_checkpoints"),
     ("adapter_leases", "adapter_leases"),
+    ("schedules", "schedules"),
+    ("schedule_runs", "schedule_runs"),
+    ("person_timezones", "person_timezones"),
 )
 # Version tables belong to each database's own ladders; ``meta`` holds state.db's identity and the shared
 # version of release 0.1 (the target has its own) besides the cooldowns, which are copied as rows.
@@ -64,7 +67,7 @@ COLUMNS = {
     "tip_session_id": "tip_segment_id",
 }
 COLUMNS_BACK = {pg: sqlite for sqlite, pg in COLUMNS.items()}
-BOOLEANS = frozenset({("turn_jobs", "is_admin")})
+BOOLEANS = frozenset({("turn_jobs", "is_admin"), ("schedules", "is_admin")})
 
 COOLDOWNS = TableShape(
     "compression_cooldowns",

@@ -123,6 +123,33 @@ _ADAPTER_LEASES = (
 # A message held while a turn runs keeps the exact text the model gets for it (an API client's context).
 _HELD_REQUEST_BYTES = ("ALTER TABLE pending_messages ADD COLUMN api_content TEXT",)
 
+# Reminders and scheduled turns (gateway.storage.schedules): each schedule, each fired occurrence (unique, so
+# one occurrence fires once), the job a run queued (turn_jobs.schedule_run_id), and persons' time zones.
+_SCHEDULES = (
+    """CREATE TABLE schedules (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, person_id TEXT NOT NULL, conversation_id TEXT NOT NULL,
+        platform TEXT NOT NULL, chat_ref TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('once', 'interval', 'cron')), spec TEXT NOT NULL,
+        timezone TEXT NOT NULL, action TEXT NOT NULL CHECK (action IN ('message', 'prompt')),
+        text TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'paused', 'done', 'cancelled')),
+        reason TEXT, next_run_at REAL, runs INTEGER NOT NULL DEFAULT 0, missed INTEGER NOT NULL DEFAULT 0,
+        last_run_at REAL, created_at REAL NOT NULL, created_by TEXT NOT NULL,
+        is_admin INTEGER NOT NULL DEFAULT 0, updated_at REAL NOT NULL)""",
+    "CREATE INDEX schedules_due ON schedules(next_run_at) WHERE state = 'active'",
+    "CREATE INDEX schedules_person ON schedules(person_id, state)",
+    "CREATE INDEX schedules_conversation ON schedules(conversation_id, state)",
+    """CREATE TABLE schedule_runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, schedule_id INTEGER NOT NULL, occurrence_at REAL NOT NULL,
+        fired_at REAL NOT NULL, conversation_id TEXT NOT NULL,
+        kind TEXT NOT NULL DEFAULT 'on_time' CHECK (kind IN ('on_time', 'catch_up')),
+        missed INTEGER NOT NULL DEFAULT 0, UNIQUE (schedule_id, occurrence_at))""",
+    "ALTER TABLE turn_jobs ADD COLUMN schedule_run_id INTEGER",
+    "CREATE INDEX turn_jobs_schedule_run ON turn_jobs(schedule_run_id) WHERE schedule_run_id IS NOT NULL",
+    """CREATE TABLE person_timezones (
+        person_id TEXT PRIMARY KEY, timezone TEXT NOT NULL, updated_at REAL NOT NULL) WITHOUT ROWID""",
+)
+
 
 # Chat windows: a command reply keeps the command as written (shown together after a reload), and a chat
 # may make an ended conversation live again, which counts as activity for idle resets. The gateway adds
@@ -150,5 +177,6 @@ GATEWAY_LADDER = Ladder(
         Migration(9, "adapters: leases, so a polling or socket adapter runs in one process", _ADAPTER_LEASES),
         Migration(10, "queue: held messages keep their request bytes (api_content)", _HELD_REQUEST_BYTES),
         Migration(11, "chat windows: command text of command replies, reopened conversations", _CHAT_WINDOWS),
+        Migration(12, "schedules: reminders and scheduled turns, their runs, time zones", _SCHEDULES),
     ),
 )

@@ -190,3 +190,41 @@ def test_every_text_reply_is_labelled_and_tool_steps_are_silent(text: str) -> No
         assert reply == "" and all(c.name in ("memory", "session_search") for c in calls)
     else:
         assert reply.startswith(OFFLINE_LABEL)
+
+
+SCHEDULE = ToolSpec("schedule", "Reminders.", {"type": "object"})
+
+
+async def test_reminder_phrases_call_the_schedule_tool_only_when_offered() -> None:
+    cases = {
+        "remind me in 1 minute to stretch": {"in": "1 minute"},
+        "Please remind me in 90 seconds to stretch.": {"in": "90 seconds"},
+        "remind me at 14:30 to stretch": {"at": "14:30"},
+        "remind me to stretch in an hour": {"in": "1 hour"},
+        "remind me to stretch at 9pm": {"at": "9pm"},
+    }
+    for phrase, when in cases.items():
+        (call,) = (await say(phrase, (*ALL_TOOLS, SCHEDULE))).tool_calls
+        assert (call.name, dict(call.arguments)) == (
+            "schedule",
+            {"action": "create", **when, "message": "⏰ Reminder: stretch"},
+        ), phrase
+    (listing,) = (await say("what are my reminders?", (SCHEDULE,))).tool_calls
+    (cancel,) = (await say("cancel reminder #3", (SCHEDULE,))).tool_calls
+    assert dict(listing.arguments) == {"action": "list"}
+    assert dict(cancel.arguments) == {"action": "cancel", "id": 3}
+    unoffered = await say("remind me in 1 minute to stretch")
+    assert unoffered.tool_calls == () and "can't set reminders here" in unoffered.text
+
+
+async def test_a_set_reminder_is_confirmed_with_its_time() -> None:
+    request = "remind me at 14:30 to stretch"
+    first = await say(request, (SCHEDULE,))
+    result = json.dumps({"success": True, "id": 4, "next_run": "2030-03-17 14:30 UTC", "message": "…"})
+    history = (
+        ChatMessage("user", request),
+        ChatMessage("assistant", "", tool_calls=first.tool_calls),
+        ChatMessage("tool", result, tool_call_id=first.tool_calls[0].id, name="schedule"),
+    )
+    done = await complete(OfflineClient(), LLMRequest("system", history, (SCHEDULE,)))
+    assert done.text == OFFLINE_LABEL + "Okay — reminder #4 is set for 2030-03-17 14:30 UTC."

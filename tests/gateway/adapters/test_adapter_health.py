@@ -9,7 +9,7 @@ import pytest
 
 from adapters.telegram import TelegramAdapter, create_adapter
 from gateway.http.metrics import Metrics
-from gateway.runtime import adapter_detail_probe
+from gateway.serving import adapter_detail_probe
 from tests.adapters.fakes.recording_sink import RecordingSink, wait_until
 from tests.adapters.fakes.telegram_server import FakeTelegramServer, private_chat, tg_user
 from tests.adapters.telegram.conftest import adapter_settings
