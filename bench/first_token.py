@@ -3,21 +3,23 @@ gateway adds to the model's own.
 
 A real ``mnemogate serve`` process (on a scratch home, the OpenAI-compatible provider pointed at a loopback
 fake model in this process) answers ``requests`` streamed requests one after another through one route
-(``--via``): ``v1`` is the OpenAI-compatible API read with the real ``openai`` SDK; another route (the web
-chat) plugs in as one more ``Route``. The fake model sends its first token ``first_token_ms`` after a
-request arrives, then the rest of the reply in ``chunks`` pieces. A request's time to first token runs
-from sending it to the first non-empty text it shows. The model's own first token is measured the same
-way with the same client straight against the fake (``direct_*``); ``added_*`` are the quantiles of each
-routed request's time minus the direct median — everything the gateway adds: the inbound pipeline and
-enqueue, the claim, the turn's reads and prompt, its call to the model, and getting the first delta back
-to the client. The first ``warmup`` requests of each kind are not counted. Requests cycle over ``users``
-API users, so conversations grow as they would.
+(``--via``): ``v1`` is the OpenAI-compatible API read with the real ``openai`` SDK; ``webchat`` is the web
+chat read as its page reads it (the event stream open while a message is posted). The fake model sends its
+first token ``first_token_ms`` after a request arrives, then the rest of the reply in ``chunks`` pieces.
+A request's time to first token runs from sending it to the first non-empty text it shows. The model's
+own first token is measured the same way with the OpenAI SDK straight against the fake (``direct_*``);
+``added_*`` are the quantiles of each routed request's time minus the direct median — everything the
+gateway adds: the inbound pipeline and enqueue, the claim, the turn's reads and prompt, its call to the
+model, and getting the first delta back to the client. The first ``warmup`` requests of each kind are not
+counted. Requests cycle over ``users`` users (API users, or browsers), so conversations grow as they
+would.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import statistics
@@ -65,13 +67,65 @@ class OpenAIRoute:
         return first
 
 
+class WebChatRoute:
+    """The web chat as the page reads it: the browser's event stream (``GET /api/chat/stream``) open while
+    ``POST /api/chat/messages`` sends; the first visible text is the first streamed item with any text, and
+    the reply is read until it is delivered whole. One cookie (browser) per user."""
+
+    def __init__(self, base_url: str, stack: contextlib.AsyncExitStack) -> None:
+        self._base_url = base_url
+        self._stack = stack
+        self._browsers: dict[str, httpx.AsyncClient] = {}
+
+    async def _browser(self, user: str) -> httpx.AsyncClient:
+        browser = self._browsers.get(user)
+        if browser is None:
+            client = httpx.AsyncClient(base_url=self._base_url, timeout=60)
+            browser = self._browsers[user] = await self._stack.enter_async_context(client)
+            (await browser.get("/")).raise_for_status()  # the page sets the browser's cookie
+        return browser
+
+    async def first_token(self, text: str, user: str) -> float:
+        browser = await self._browser(user)
+        first: float | None = None
+        async with browser.stream("GET", "/api/chat/stream") as events:
+            lines = events.aiter_lines()
+            async for line in lines:
+                if line.startswith("retry:"):
+                    break  # the stream is attached: everything published from now on arrives on it
+            started = time.perf_counter()
+            (await browser.post("/api/chat/messages", json={"text": text})).raise_for_status()
+            async for line in lines:
+                if not line.startswith("data: "):
+                    continue
+                item = json.loads(line.removeprefix("data: "))
+                if item.get("kind") not in ("stream", "reply"):
+                    continue  # the turn's activity ("thinking…"), not its text
+                if first is None and str(item.get("html", "")).strip():
+                    first = time.perf_counter() - started
+                if item["kind"] == "reply":
+                    break
+        if first is None:
+            raise RuntimeError("the web chat showed no text")
+        return first
+
+
 @contextlib.asynccontextmanager
 async def _via_v1(base_url: str) -> AsyncIterator[Route]:
     async with openai.AsyncOpenAI(base_url=f"{base_url}/v1", api_key="bench") as client:
         yield OpenAIRoute(client)
 
 
-ROUTES: dict[str, Callable[[str], contextlib.AbstractAsyncContextManager[Route]]] = {"v1": _via_v1}
+@contextlib.asynccontextmanager
+async def _via_webchat(base_url: str) -> AsyncIterator[Route]:
+    async with contextlib.AsyncExitStack() as stack:
+        yield WebChatRoute(base_url, stack)
+
+
+ROUTES: dict[str, Callable[[str], contextlib.AbstractAsyncContextManager[Route]]] = {
+    "v1": _via_v1,
+    "webchat": _via_webchat,
+}
 """Routes by ``--via`` name, each opened on the gateway's base URL."""
 
 

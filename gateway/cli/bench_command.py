@@ -110,7 +110,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="time to the first visible token of a streamed reply, and what the gateway adds",
     )
     # The routes of bench.first_token.ROUTES (not imported here: it loads the openai SDK).
-    first.add_argument("--via", choices=("v1",), default="v1", help="v1: the OpenAI-compatible API")
+    first.add_argument(
+        "--via",
+        choices=("v1", "webchat"),
+        default="v1",
+        help="v1: the OpenAI-compatible API; webchat: the web chat's event stream",
+    )
     first.add_argument("--requests", type=_positive, default=100, help="streamed requests measured")
     first.add_argument(
         "--first-token-ms", type=float, default=300.0, help="the fake model's delay before its first token"
