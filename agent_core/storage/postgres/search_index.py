@@ -34,6 +34,7 @@ from ..search_index import (
     SearchScope,
     SearchSnapshot,
 )
+from ..search_windows import SemanticStatus
 from .engine import Conn, PgDatabase
 from .search_clauses import PgClause, PgIndex, PgQuery, pg_query_for, trim_common
 from .search_ddl import SEARCH_INDEXES
@@ -74,6 +75,16 @@ class PgSearchIndex:
     ) -> dict[str, list[FoundMessage]]:
         """Per conversation id, its messages within ``around`` positions of any anchor id, in order."""
         return await self._db.run_read(lambda conn: message_windows(conn, anchors, around))
+
+    async def participants(self, scope: SearchScope, words: Sequence[str]) -> Mapping[str, tuple[str, ...]]:
+        """Per word of ``words`` naming a speaker, the conversations in ``scope`` where they speak."""
+        return {}
+
+    async def semantic_status(self) -> SemanticStatus:
+        return SemanticStatus("off", detail="no embedding model configured")
+
+    async def rebuild_semantic(self) -> None:
+        return None
 
     async def index_position(self) -> int:
         """The newest message id below which no uncommitted message can still appear (every one is indexed).

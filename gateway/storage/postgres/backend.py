@@ -30,6 +30,7 @@ from agent_core.storage.postgres.settings import PostgresSettings
 from agent_core.storage.postgres.store import PgAgentStore
 from agent_core.storage.records import StoreStats
 from agent_core.storage.search_index import SearchIndex
+from agent_core.storage.search_windows import Embedder
 from gateway.storage.admin_reads import AdminReads
 from gateway.storage.chat_conversations import ChatConversations
 from gateway.storage.checkpoints import CheckpointRepository
@@ -57,8 +58,12 @@ LADDERS = (AGENT_LADDER, GATEWAY_LADDER)
 
 
 @contextlib.asynccontextmanager
-async def open_postgres_storage(settings: PostgresSettings) -> AsyncIterator[PostgresStorage]:
-    """The database ``settings`` names, migrated to this program's schema, with every repository on it."""
+async def open_postgres_storage(
+    settings: PostgresSettings, *, embedder: Embedder | None = None
+) -> AsyncIterator[PostgresStorage]:
+    """The database ``settings`` names, migrated to this program's schema, with every repository on it.
+
+    ``embedder``: the model that gives search windows their vectors in the background (None: none)."""
     async with PgDatabase(settings) as db, open_document_pool(db) as documents:
         await migrate(db, LADDERS)
         yield PostgresStorage(db, documents)
