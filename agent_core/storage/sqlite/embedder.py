@@ -26,7 +26,7 @@ from .connection import connect
 from .retry_pacer import RetryPacer
 from .settings import StateSettings
 from .sidecar import open_sidecar
-from .window_store import claim_model, pending_windows, store_vectors
+from .window_store import claim_model, pending_windows, semantic_progress, store_vectors
 
 _MAX_BATCH = 32
 _MAX_RETRY_S = 10.0
@@ -127,6 +127,9 @@ class CatchUpEmbedder:
             if not pending:
                 if self._wake.wait(self._settings.semantic_poll_s):
                     self._wake.clear()
+                progress = semantic_progress(sidecar)
+                if progress is None or progress[:2] != (self.embedder.model_id, generation):
+                    generation, up_to = _claim(sidecar, self.embedder.model_id)  # rebuilt meanwhile
                 continue
             started = time.perf_counter()
             vectors = self.embedder.embed_passages([window.text for window in pending])
