@@ -37,7 +37,7 @@ def test_greetings_that_name_someone_no_longer_outrank_the_evidence() -> None:
     # Before: "Thanks, Priya!" (short, so a strong name match) in three conversations beat the evidence.
     greetings = [hit(1, "c1", -9.0), hit(2, "c2", -8.5), hit(3, "c3", -8.0)]
     evidence = [hit(10, "c4", -4.0)]
-    assert [r.conversation_id for r in message_ranking(greetings + evidence)][0] == "c1"
+    assert message_ranking(greetings + evidence)[0].conversation_id == "c1"
     # After: the name's clause is gone, so only the evidence matches; the name still favours its speakers.
     by_name = participant_ranking({"priya": ("c1", "c2", "c3", "c4")}, ["Priya"])
     fused = fuse([(message_ranking(evidence), 1.0), (by_name, 0.5)], k=5)
