@@ -54,6 +54,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     store.add_argument("--processes", type=_positive, default=8)
     store.add_argument("--messages", type=_positive, default=1000, help="messages per process")
     store.add_argument("--preload", type=_non_negative, default=0, help="messages already in the db")
+    store.add_argument(
+        "--semantic",
+        action="store_true",
+        help="writers load the embedding model, so windows are embedded in the background (SQLite)",
+    )
     store.set_defaults(handler=run_store)
 
     memory = kinds.add_parser("memory", parents=[common, output], help="memory-file write latency")
@@ -72,6 +77,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     search.add_argument("--messages", type=_positive, default=100_000)
     search.add_argument("--person", action="store_true", help="scope queries to one person, as the tool does")
+    search.add_argument(
+        "--semantic",
+        choices=("off", "synthetic", "model"),
+        default="off",
+        help="the semantic side: off; synthetic stored vectors with real query embedding; model (slow)",
+    )
     search.set_defaults(handler=run_search)
 
     recall = kinds.add_parser(
@@ -139,7 +150,7 @@ def run_store(context: CommandContext) -> int:
         if postgres is None:
             from bench import store
 
-            return dict(store.run(home, args.processes, args.messages, args.preload))
+            return dict(store.run(home, args.processes, args.messages, args.preload, semantic=args.semantic))
         from bench import store_postgres
 
         return dict(store_postgres.run(home, args.processes, args.messages, args.preload, postgres=postgres))
@@ -173,6 +184,7 @@ def run_search(context: CommandContext) -> int:
             home,
             args.messages,
             args.person,
+            semantic=args.semantic,
             storage=StorageSettings()
             if postgres is None
             else StorageSettings(backend="postgres", postgres=postgres),
