@@ -57,7 +57,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     store.add_argument(
         "--semantic",
         action="store_true",
-        help="writers load the embedding model, so windows are embedded in the background (SQLite)",
+        help="writers load the embedding model, so windows are embedded in the background",
     )
     store.set_defaults(handler=run_store)
 
@@ -153,7 +153,11 @@ def run_store(context: CommandContext) -> int:
             return dict(store.run(home, args.processes, args.messages, args.preload, semantic=args.semantic))
         from bench import store_postgres
 
-        return dict(store_postgres.run(home, args.processes, args.messages, args.preload, postgres=postgres))
+        return dict(
+            store_postgres.run(
+                home, args.processes, args.messages, args.preload, postgres=postgres, semantic=args.semantic
+            )
+        )
 
     return _emit_on_backend(context, "store", bench)
 
