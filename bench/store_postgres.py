@@ -28,11 +28,10 @@ from agent_core.search import plan_query
 from agent_core.storage import NewMessage, Principal, StateError
 from agent_core.storage.postgres.settings import PostgresSettings
 from agent_core.storage.search_index import SearchRequest, SearchScope
+from agent_core.storage.search_windows import Embedder
 from gateway.config import StorageSettings
 from gateway.storage import open_storage
 from gateway.storage.backend import Storage
-
-from agent_core.storage.search_windows import Embedder
 
 from .store import WriterReport, _figures, _model, _semantic_figures
 from .store_corpus import ChatCorpus, marker
