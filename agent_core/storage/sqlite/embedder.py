@@ -29,6 +29,8 @@ from .sidecar import open_sidecar
 from .window_store import claim_model, pending_windows, semantic_progress, store_vectors
 
 _MAX_BATCH = 32
+# The embedder's sidecar writes may wait this long for the indexer's (large) batches: nothing waits on it.
+_SIDECAR_BUSY_MS = 5_000
 _MAX_RETRY_S = 10.0
 _LOWEST_PRIORITY = 19
 
@@ -102,13 +104,12 @@ class CatchUpEmbedder:
             os.close(fd)
 
     def _serve(self) -> None:
-        busy = self._settings.busy_timeout_ms
         if not self._sidecar_path.exists():
             self._stop.wait(self._settings.semantic_poll_s)
             return
-        state = connect(self._db_path, busy_timeout_ms=busy)
+        state = connect(self._db_path, busy_timeout_ms=self._settings.busy_timeout_ms)
         try:
-            sidecar = open_sidecar(self._sidecar_path, busy_timeout_ms=busy)
+            sidecar = open_sidecar(self._sidecar_path, busy_timeout_ms=_SIDECAR_BUSY_MS)
             try:
                 self._embed_forever(state, sidecar, os.stat(self._sidecar_path).st_ino)
             finally:
