@@ -8,7 +8,8 @@ With ``semantic``, every writer opens its store with the embedding model (loaded
 so one of them embeds search windows in the background while all append; the parent samples the semantic
 index every 0.5 s: ``semantic_pending_max`` is the largest backlog of windows without a vector it saw,
 ``semantic_pending_at_end`` the backlog when the writes ended, and ``semantic_windows_per_s`` the rate the
-background embedder kept while the writers ran (the backlog drains at that rate once they stop).
+background embedder kept while the writers ran; then the parent embeds alone for ``_DRAIN_S`` seconds
+(``semantic_drain_windows_per_s``) and ``semantic_drain_s`` is how long the whole backlog takes at that pace.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .store_corpus import ChatCorpus, marker
 _PRELOAD_CHUNK = 2_000
 _SAMPLE_S = 0.01
 _INDEX_TIMEOUT_S = 300.0
+_DRAIN_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,9 @@ def _run_in(
         worker.join()
     reports = [WriterReport.load(path) for path in paths if path.exists()]
     figures = _figures(reports, samples, missing=(processes - len(reports)) * messages)
-    figures.update(_semantic_figures(reports, pending) if semantic else {})
+    if semantic:
+        figures.update(_semantic_figures(reports, pending))
+        figures.update(asyncio.run(_drain(workdir, settings, _model(semantic))))
     figures.update(asyncio.run(_verify(workdir, reports, settings)))
     figures["db_bytes"] = sum(p.stat().st_size for p in workdir.iterdir() if ".db" in p.name)
     figures["text_bytes"] = preload_bytes + sum(r.text_bytes for r in reports)
@@ -237,6 +241,20 @@ def _semantic_figures(
         "semantic_pending_at_end": last[1] - last[2],
         "semantic_windows": pending[-1][1],
         "semantic_windows_per_s": round((last[2] - first[2]) / seconds, 2) if seconds > 0 else 0.0,
+    }
+
+
+async def _drain(workdir: Path, settings: StateSettings, model: Embedder | None) -> dict[str, float | int]:
+    """Embed alone for ``_DRAIN_S`` seconds: the pace at which the backlog left by the writers drains."""
+    async with StateStore(workdir, settings, embedder=model) as store:
+        first = await store.semantic_status()
+        started = time.monotonic()
+        await asyncio.sleep(_DRAIN_S)
+        last = await store.semantic_status()
+        rate = (last.embedded - first.embedded) / (time.monotonic() - started)
+    return {
+        "semantic_drain_windows_per_s": round(rate, 2),
+        "semantic_drain_s": round(first.pending / rate, 1) if rate > 0 else -1,
     }
 
 
