@@ -1,10 +1,12 @@
-"""The session-search port: a planned query and its scope in, ranked visible messages out, in any dialect.
+"""The session-search port: a planned query and its scope in, ranked visible messages out, in any dialect;
+plus the search windows holding those messages and, given a query vector, the windows nearest to it.
 
 Invariants: nothing here names a query language (no MATCH string, no tokenizer, no rowid): a planned
 query is words, phrases, substrings and short prefixes the planner (agent_core.search.query) derived
 from user text, and a backend translates them into its own safe syntax, so no user text can ever become
-query syntax; a search reads only the conversations its ``SearchScope`` allows; results name messages
-and conversations, never a backend's index rows.
+query syntax; a search reads only the conversations its ``SearchScope`` allows, for words and vectors
+alike; results name messages and conversations, never a backend's index rows (a window's id is opaque:
+its message ids say what it holds).
 
 Ordering rule (what a backend must honour for ``index_position`` and ``wait_indexed``): the index's
 progress mark is a *watermark* — a position below which no uncommitted message can later appear. An
