@@ -56,7 +56,7 @@ class SearchSettings(BaseModel):
     # own (greetings would outrank the evidence), unless the query holds nothing else.
     demote_names: bool = True
     # Fusion weight of "the named participants speak here" once their names were demoted.
-    name_weight: float = Field(default=0.5, ge=0.0)
+    name_weight: float = Field(default=1.0, ge=0.0)
     # Reciprocal rank fusion: score = sum of weight / (rrf_k + rank) over the lexical and semantic rankings.
     rrf_k: int = Field(default=5, ge=1)
     semantic: SemanticSettings = Field(default_factory=SemanticSettings)
