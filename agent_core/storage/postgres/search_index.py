@@ -152,10 +152,10 @@ class PgSearchIndex:
         drawn = max(target, *(value for value, _ in horizon.candidates), 0)
         while True:
             settled = await self._db.run_autocommit_read(horizon.advance)
-            mark = await self._db.run_write(
+            marks = await self._db.run_write(
                 functools.partial(build_batch, up_to=min(settled, drawn), limit=5_000)
             )
-            if mark is not None and mark >= drawn:
+            if marks is not None and marks[1] >= drawn:
                 return True
             if time.monotonic() >= deadline:
                 return False

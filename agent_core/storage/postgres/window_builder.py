@@ -29,6 +29,8 @@ from .engine import Conn
 
 WINDOW_LOCK: Final = 0x6D6777  # "mgw": one window builder at a time in a database
 EMBED_LOCK: Final = 0x6D6765  # "mge": one embedder at a time in a database
+# A worker leads building (or embedding) until it has not done so for this long; then any worker may.
+LEAD_S: Final = 5.0
 
 WINDOW_DDL: tuple[LiteralString, ...] = (
     """CREATE TABLE search_windows (
@@ -43,10 +45,14 @@ WINDOW_DDL: tuple[LiteralString, ...] = (
     "CREATE TABLE search_open_segments (segment_id text PRIMARY KEY, conversation_id text NOT NULL)",
     """CREATE TABLE search_window_vectors (
         window_id bigint PRIMARY KEY, digest text NOT NULL, vector bytea NOT NULL)""",
+    # builder/embedder: the worker that last did that work, and when (a standby takes over after LEAD_S).
     """CREATE TABLE search_window_progress (
         id integer PRIMARY KEY CHECK (id = 1), scanned_up_to bigint NOT NULL, model text NOT NULL,
-        generation integer NOT NULL, embedded_up_to bigint NOT NULL)""",
-    "INSERT INTO search_window_progress VALUES (1, 0, '', 1, 0)",
+        generation integer NOT NULL, embedded_up_to bigint NOT NULL,
+        builder text NOT NULL DEFAULT '', builder_seen double precision NOT NULL DEFAULT 0,
+        embedder text NOT NULL DEFAULT '', embedder_seen double precision NOT NULL DEFAULT 0)""",
+    "INSERT INTO search_window_progress(id, scanned_up_to, model, generation, embedded_up_to)"
+    " VALUES (1, 0, '', 1, 0)",
 )
 
 
@@ -94,19 +100,28 @@ class _Segment:
     ended: bool
 
 
-async def build_batch(conn: Conn, up_to: int, limit: int) -> int | None:
-    """Window the messages after the mark, at most ``limit`` of them and none above ``up_to``; the new mark.
+async def build_batch(
+    conn: Conn, up_to: int | Horizon, limit: int, *, worker: str | None = None
+) -> tuple[int, int] | None:
+    """Window the messages after the mark, at most ``limit`` of them and none above ``up_to`` (a position,
+    or a ``Horizon`` advanced once the lock is held); ``(mark before, mark after)``.
 
-    Runs inside the caller's write transaction; None when another builder holds the lock.
+    Runs inside the caller's write transaction; None when another builder holds the lock or, for a
+    background ``worker``, when another worker leads (so a standby pays one short transaction per call,
+    never a horizon read).
     """
     if not await _locked(conn, WINDOW_LOCK):
         return None
+    if worker is not None and not await lead(conn, "builder", worker):
+        return None
+    if isinstance(up_to, Horizon):
+        up_to = await up_to.advance(conn)
     row = await (
         await conn.execute("SELECT scanned_up_to FROM search_window_progress WHERE id = 1")
     ).fetchone()
     mark = int(row[0]) if row is not None else 0
     if up_to <= mark:
-        return mark
+        return mark, mark
     cursor = await conn.execute(
         "SELECT id, segment_id, role, content FROM messages WHERE id > %s AND id <= %s ORDER BY id LIMIT %s",
         (mark, up_to, limit),
@@ -116,7 +131,7 @@ async def build_batch(conn: Conn, up_to: int, limit: int) -> int | None:
     segments = list(dict.fromkeys(str(r[1]) for r in rows if windowable(str(r[2]), r[3])))
     await window_segments(conn, segments, new_mark)
     await conn.execute("UPDATE search_window_progress SET scanned_up_to = %s WHERE id = 1", (new_mark,))
-    return new_mark
+    return mark, new_mark
 
 
 async def close_ended_segments(conn: Conn, limit: int) -> int:
@@ -174,6 +189,19 @@ async def drop_window(conn: Conn, window_id: int) -> None:
     await conn.execute("DELETE FROM search_window_members WHERE window_id = %s", (window_id,))
     await conn.execute("DELETE FROM search_window_vectors WHERE window_id = %s", (window_id,))
     await conn.execute("DELETE FROM search_windows WHERE id = %s", (window_id,))
+
+
+async def lead(conn: Conn, role: LiteralString, worker: str) -> bool:
+    """Whether ``worker`` leads ``role`` (``builder``/``embedder``): it did last, or the one who did has been
+    silent for ``LEAD_S``; a leader's visit is recorded. Call holding that role's advisory lock."""
+    row = await (
+        await conn.execute(
+            f"UPDATE search_window_progress SET {role} = %s, {role}_seen = mg_now() "
+            f"WHERE id = 1 AND ({role} = %s OR {role}_seen < mg_now() - %s) RETURNING 1",
+            (worker, worker, LEAD_S),
+        )
+    ).fetchone()
+    return row is not None
 
 
 async def _locked(conn: Conn, key: int) -> bool:

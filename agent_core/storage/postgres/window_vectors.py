@@ -29,7 +29,7 @@ from ..search_windows import (
 )
 from ..vector_matrix import VectorMatrix, VectorRow
 from .engine import Conn
-from .window_builder import EMBED_LOCK
+from .window_builder import EMBED_LOCK, lead
 
 _LOAD_BATCH: Final = 20_000
 
@@ -37,13 +37,16 @@ _LOAD_BATCH: Final = 20_000
 PassageModel = Callable[[Sequence[str]], Awaitable[npt.NDArray[np.float32]]]
 
 
-async def embed_batch(conn: Conn, model_id: str, embed: PassageModel, limit: int) -> int:
-    """Embed up to ``limit`` windows without a vector (inside the caller's write transaction); how many.
+async def embed_batch(
+    conn: Conn, model_id: str, embed: PassageModel, limit: int, *, worker: str = ""
+) -> int | None:
+    """Embed up to ``limit`` windows without a vector (inside the caller's write transaction); how many
+    (None: another process holds the embedder's lock).
 
     ``embed``: the model of ``model_id``, run where the caller wants it (a low-priority thread)."""
     row = await (await conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (EMBED_LOCK,))).fetchone()
-    if not row or not row[0]:
-        return 0
+    if not row or not row[0] or (worker and not await lead(conn, "embedder", worker)):
+        return None
     up_to = await claim_model(conn, model_id)
     cursor = await conn.execute(
         "SELECT id, message_ids, speakers FROM search_windows WHERE id > %s ORDER BY id LIMIT %s",

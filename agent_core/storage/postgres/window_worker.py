@@ -1,8 +1,9 @@
 """``PgWindowWorker``: the background task of each process that keeps search windows and vectors current.
 
-Invariants: it never runs on the append path (appends neither wait for it nor notice it); every host runs
-one, and the advisory locks of window_builder.py and window_vectors.py let exactly one of them build and
-one embed at a time, so a host that dies hands the work over at its next poll; the model runs on one
+Invariants: it never runs on the append path (appends neither wait for it nor notice it); every process
+runs one, the advisory locks of window_builder.py and window_vectors.py let exactly one of them build and
+one embed at a time, and one worker leads each (the others stand by, one short transaction every
+``_STANDBY_S``), so a process that dies hands the work over within ``LEAD_S``; the model runs on one
 dedicated thread at the lowest CPU priority, in batches of about ``batch_s`` seconds, so writers keep the
 CPU when they need it and the semantic lag grows instead; a database error is logged and retried with a
 growing delay, never raised to the process.
@@ -14,6 +15,8 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
+import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -25,7 +28,7 @@ import psycopg
 
 from ..errors import StateError
 from ..search_windows import Embedder
-from .engine import Conn, PgDatabase
+from .engine import PgDatabase
 from .window_builder import Horizon, build_batch, close_ended_segments
 from .window_vectors import embed_batch
 
@@ -33,6 +36,7 @@ _LOG = logging.getLogger("agent_core.storage.postgres")
 _MAX_BATCH = 32
 _MAX_BACKOFF_S = 10.0
 _SWEEP_S = 1.0
+_STANDBY_S = 2.0
 
 
 class PgWindowWorker:
@@ -57,6 +61,8 @@ class PgWindowWorker:
         self._task: asyncio.Task[None] | None = None
         self._next_sweep = 0.0
         self._embed_batch = 4
+        self._standby = False
+        self._name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self.windows_embedded = 0
         self.embed_seconds = 0.0
 
@@ -76,20 +82,27 @@ class PgWindowWorker:
         self._executor.shutdown(wait=True)
 
     async def step(self) -> bool:
-        """One round: window new messages, close ended segments, embed one batch; whether work was done."""
-        up_to = await self._db.run_autocommit_read(self._horizon.advance)
-        before = await self._db.run_autocommit_read(_scanned)
-        mark = await self._db.run_write(lambda conn: build_batch(conn, up_to, self._batch_rows))
-        worked = mark is not None and mark > before
-        if time.monotonic() >= self._next_sweep:
+        """One round: window new messages, close ended segments, embed one batch; whether work was done.
+
+        A process that holds neither lock stands by (``_STANDBY_S`` between rounds), paying one lock attempt
+        per round and never a horizon read."""
+        marks = await self._db.run_write(
+            lambda conn: build_batch(conn, self._horizon, self._batch_rows, worker=self._name)
+        )
+        self._standby = marks is None
+        worked = marks is not None and marks[1] > marks[0]
+        if marks is not None and time.monotonic() >= self._next_sweep:
             self._next_sweep = time.monotonic() + _SWEEP_S
             worked = await self._db.run_write(lambda conn: close_ended_segments(conn, 64)) > 0 or worked
         embedder = self._embedder
         if embedder is not None:
             started = time.perf_counter()
             done = await self._db.run_write(
-                lambda conn: embed_batch(conn, embedder.model_id, self._embed, self._embed_batch)
+                lambda conn: embed_batch(
+                    conn, embedder.model_id, self._embed, self._embed_batch, worker=self._name
+                )
             )
+            self._standby = self._standby and done is None
             if done:
                 elapsed = time.perf_counter() - started
                 self.windows_embedded += done
@@ -110,7 +123,7 @@ class PgWindowWorker:
                 worked = False
                 delay = min(_MAX_BACKOFF_S, delay * 2)
             if not worked:
-                await asyncio.sleep(delay)
+                await asyncio.sleep(_STANDBY_S if self._standby else delay)
 
     async def _embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         embedder = self._embedder
@@ -118,13 +131,6 @@ class PgWindowWorker:
         return await asyncio.get_running_loop().run_in_executor(
             self._executor, embedder.embed_passages, texts
         )
-
-
-async def _scanned(conn: Conn) -> int:
-    row = await (
-        await conn.execute("SELECT scanned_up_to FROM search_window_progress WHERE id = 1")
-    ).fetchone()
-    return int(row[0]) if row is not None else 0
 
 
 def _lowest_priority() -> None:
