@@ -33,13 +33,14 @@ EMBED_LOCK: Final = 0x6D6765  # "mge": one embedder at a time in a database
 LEAD_S: Final = 5.0
 
 WINDOW_DDL: tuple[LiteralString, ...] = (
+    # A window's turns are contiguous in its segment, so "the windows holding message m" are the last one or
+    # two of m's segment starting at or before m (one index range read; no row per member to write).
     """CREATE TABLE search_windows (
         id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, conversation_id text NOT NULL,
-        segment_id text NOT NULL, position integer NOT NULL, message_ids bigint[] NOT NULL,
-        speakers text[] NOT NULL, digest text NOT NULL)""",
-    "CREATE INDEX search_windows_segment ON search_windows(segment_id, position)",
-    """CREATE TABLE search_window_members (
-        message_id bigint NOT NULL, window_id bigint NOT NULL, PRIMARY KEY (message_id, window_id))""",
+        segment_id text NOT NULL, position integer NOT NULL, first_id bigint NOT NULL,
+        last_id bigint NOT NULL, message_ids bigint[] NOT NULL, speakers text[] NOT NULL,
+        digest text NOT NULL)""",
+    "CREATE INDEX search_windows_segment ON search_windows(segment_id, first_id)",
     """CREATE TABLE search_participants (
         name text NOT NULL, conversation_id text NOT NULL, PRIMARY KEY (name, conversation_id))""",
     "CREATE TABLE search_open_segments (segment_id text PRIMARY KEY, conversation_id text NOT NULL)",
@@ -186,7 +187,6 @@ async def window_segments(conn: Conn, segment_ids: Sequence[str], up_to: int) ->
 
 
 async def drop_window(conn: Conn, window_id: int) -> None:
-    await conn.execute("DELETE FROM search_window_members WHERE window_id = %s", (window_id,))
     await conn.execute("DELETE FROM search_window_vectors WHERE window_id = %s", (window_id,))
     await conn.execute("DELETE FROM search_windows WHERE id = %s", (window_id,))
 
@@ -210,25 +210,20 @@ async def _locked(conn: Conn, key: int) -> bool:
 
 
 async def _insert(conn: Conn, conversation_id: str, segment_id: str, window: NewWindow) -> None:
-    row = await (
-        await conn.execute(
-            "INSERT INTO search_windows(conversation_id, segment_id, position, message_ids, speakers, "
-            "digest) VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
-            (
-                conversation_id,
-                segment_id,
-                window.position,
-                list(window.message_ids),
-                [turn.speaker for turn in window.turns],
-                window.digest,
-            ),
-        )
-    ).fetchone()
-    assert row is not None
+    ids = list(window.message_ids)
     await conn.execute(
-        "INSERT INTO search_window_members(message_id, window_id) SELECT unnest(%s::bigint[]), %s "
-        "ON CONFLICT DO NOTHING",
-        (list(window.message_ids), int(row[0])),
+        "INSERT INTO search_windows(conversation_id, segment_id, position, first_id, last_id, message_ids, "
+        "speakers, digest) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            conversation_id,
+            segment_id,
+            window.position,
+            ids[0],
+            ids[-1],
+            ids,
+            [turn.speaker for turn in window.turns],
+            window.digest,
+        ),
     )
 
 
@@ -244,7 +239,7 @@ async def _stored_tail(conn: Conn, segment_id: str) -> StoredTail | None:
     row = await (
         await conn.execute(
             "SELECT id, position, message_ids FROM search_windows WHERE segment_id = %s "
-            "ORDER BY position DESC LIMIT 1",
+            "ORDER BY first_id DESC LIMIT 1",
             (segment_id,),
         )
     ).fetchone()

@@ -143,9 +143,10 @@ async def windows_of(conn: Conn, message_ids: Sequence[int]) -> dict[int, tuple[
     if not message_ids:
         return {}
     cursor = await conn.execute(
-        "SELECT m.message_id, w.id, w.conversation_id, w.segment_id, w.message_ids "
-        "FROM search_window_members AS m JOIN search_windows AS w ON w.id = m.window_id "
-        "WHERE m.message_id = ANY(%s)",
+        "SELECT m.id, w.id, w.conversation_id, w.segment_id, w.message_ids FROM messages AS m "
+        "CROSS JOIN LATERAL (SELECT * FROM search_windows AS s WHERE s.segment_id = m.segment_id "
+        "AND s.first_id <= m.id ORDER BY s.first_id DESC LIMIT 2) AS w "
+        "WHERE m.id = ANY(%s) AND w.last_id >= m.id",
         (list(message_ids),),
     )
     found: dict[int, list[WindowRef]] = {}
