@@ -86,17 +86,17 @@ async def test_session_search_finds_what_was_meant_in_other_words_and_in_chinese
 
 async def test_while_windows_are_still_being_embedded_results_say_so(tmp_path: Path) -> None:
     model = WordHashEmbedder()
-    async with StateStore(tmp_path, embedder=model) as store:
-        # Another process holds the embedder's lock (and never embeds): the vectors stay missing.
-        lock = os.open(store.paths.sidecar.with_name("search.db.embed.lock"), os.O_RDWR | os.O_CREAT)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+    # Another process holds the embedder's lock from the start (and never embeds): the vectors stay missing.
+    lock = os.open(tmp_path / "search.db.embed.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        async with StateStore(tmp_path, embedder=model) as store:
             conversation = await chat(store, "k", "ana", "the garden roses", "lovely", "pruned in march")
             assert await store.wait_indexed(10)
             results = await SessionSearch(store, embedder=model).search("garden", SearchScope.person("ana"))
             status = await store.semantic_status()
-        finally:
-            os.close(lock)
+    finally:
+        os.close(lock)
     assert [c.conversation_id for c in results.conversations] == [conversation]
     assert (
         results.mode == "hybrid" and results.note == "the semantic index is still building (0 of 1 windows)"
