@@ -4,6 +4,12 @@ Invariants: latency is measured in each writer around one awaited append; afterw
 checked present exactly once and findable by full-text search; ``index_lag_ms_max`` is the longest time
 from an append's acknowledgement until the search index covered it (sampled by the parent every 10 ms);
 ``db_bytes`` counts every database file (state.db, search.db, WAL, SHM) once all stores have closed.
+With ``semantic``, every writer opens its store with the embedding model (loaded before the clock starts),
+so one of them embeds search windows in the background while all append; the parent samples the semantic
+index every 0.5 s: ``semantic_pending_max`` is the largest backlog of windows without a vector it saw,
+``semantic_pending_at_end`` the backlog when the writes ended, and ``semantic_windows_per_s`` the rate the
+background embedder kept while the writers ran; then the parent embeds alone for ``_DRAIN_S`` seconds
+(``semantic_drain_windows_per_s``) and ``semantic_drain_s`` is how long the whole backlog takes at that pace.
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ from multiprocessing.process import BaseProcess
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
+from agent_core.search import SemanticSettings, load_embedder
 from agent_core.storage import NewMessage, Principal, StateError
+from agent_core.storage.search_windows import Embedder
 from agent_core.storage.sqlite import StateSettings, StateStore
 
 from .store_corpus import ChatCorpus, marker
@@ -29,6 +37,7 @@ from .store_corpus import ChatCorpus, marker
 _PRELOAD_CHUNK = 2_000
 _SAMPLE_S = 0.01
 _INDEX_TIMEOUT_S = 300.0
+_DRAIN_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -53,35 +62,46 @@ class WriterReport:
 
 
 def run(
-    home: Path, processes: int, messages: int, preload: int, *, settings: StateSettings | None = None
+    home: Path,
+    processes: int,
+    messages: int,
+    preload: int,
+    *,
+    settings: StateSettings | None = None,
+    semantic: bool = False,
 ) -> dict[str, float | int]:
     """Run the benchmark in a fresh directory under ``home`` (removed afterwards); return the figures."""
     home.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="bench-store-", dir=home))
     try:
-        return _run_in(workdir, processes, messages, preload, settings or StateSettings())
+        return _run_in(workdir, processes, messages, preload, settings or StateSettings(), semantic)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _run_in(
-    workdir: Path, processes: int, messages: int, preload: int, settings: StateSettings
+    workdir: Path, processes: int, messages: int, preload: int, settings: StateSettings, semantic: bool
 ) -> dict[str, float | int]:
     preload_bytes = asyncio.run(_preload(workdir, preload, settings))
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(processes + 1)
     paths = [workdir / f"writer-{i}.json" for i in range(processes)]
     workers: list[BaseProcess] = [
-        context.Process(target=_writer_main, args=(workdir, i, messages, barrier, str(paths[i]), settings))
+        context.Process(
+            target=_writer_main, args=(workdir, i, messages, barrier, str(paths[i]), settings, semantic)
+        )
         for i in range(processes)
     ]
     for worker in workers:
         worker.start()
-    samples = asyncio.run(_monitor(workdir, barrier, workers, settings))
+    samples, pending = asyncio.run(_monitor(workdir, barrier, workers, settings, _model(semantic)))
     for worker in workers:
         worker.join()
     reports = [WriterReport.load(path) for path in paths if path.exists()]
     figures = _figures(reports, samples, missing=(processes - len(reports)) * messages)
+    if semantic:
+        figures.update(_semantic_figures(reports, pending))
+        figures.update(asyncio.run(_drain(workdir, settings, _model(semantic))))
     figures.update(asyncio.run(_verify(workdir, reports, settings)))
     figures["db_bytes"] = sum(p.stat().st_size for p in workdir.iterdir() if ".db" in p.name)
     figures["text_bytes"] = preload_bytes + sum(r.text_bytes for r in reports)
@@ -108,38 +128,64 @@ async def _preload(workdir: Path, count: int, settings: StateSettings) -> int:
     return text_bytes
 
 
+def _model(semantic: bool) -> Embedder | None:
+    if not semantic:
+        return None
+    loaded = load_embedder(SemanticSettings())
+    if loaded.embedder is None:
+        raise RuntimeError(loaded.reason)
+    return loaded.embedder
+
+
 async def _monitor(
-    workdir: Path, barrier: Barrier, workers: Sequence[BaseProcess], settings: StateSettings
-) -> list[tuple[float, int]]:
-    """Release the writers together, then sample (monotonic time, indexed-through id) until indexed."""
+    workdir: Path,
+    barrier: Barrier,
+    workers: Sequence[BaseProcess],
+    settings: StateSettings,
+    model: Embedder | None,
+) -> tuple[list[tuple[float, int]], list[tuple[float, int, int]]]:
+    """Release the writers together, then sample (monotonic time, indexed-through id) until indexed, and
+    (time, windows, embedded) of the semantic index every 0.5 s when a model is given."""
     quiet = settings.model_copy(update={"index_enabled": False})
-    async with StateStore(workdir, quiet) as store:
+    async with StateStore(workdir, quiet, embedder=model) as store:
         await asyncio.to_thread(barrier.wait)
         samples: list[tuple[float, int]] = []
+        pending: list[tuple[float, int, int]] = []
+        next_semantic = 0.0
         for _ in range(int(_INDEX_TIMEOUT_S / _SAMPLE_S)):
             samples.append((time.monotonic(), await store.index_position()))
+            if model is not None and time.monotonic() >= next_semantic:
+                status = await store.semantic_status()
+                pending.append((time.monotonic(), status.windows, status.embedded))
+                next_semantic = time.monotonic() + 0.5
             if not any(w.is_alive() for w in workers) and await store.index_lag() == 0:
                 break
             await asyncio.sleep(_SAMPLE_S)
-        return samples
+        return samples, pending
 
 
 def _writer_main(
-    workdir: Path, writer: int, count: int, barrier: Barrier, result_path: str, settings: StateSettings
+    workdir: Path,
+    writer: int,
+    count: int,
+    barrier: Barrier,
+    result_path: str,
+    settings: StateSettings,
+    semantic: bool = False,
 ) -> None:
-    report = asyncio.run(_write(workdir, writer, count, barrier, settings))
+    report = asyncio.run(_write(workdir, writer, count, barrier, settings, _model(semantic)))
     Path(result_path).write_text(json.dumps(asdict(report)))
 
 
 async def _write(
-    workdir: Path, writer: int, count: int, barrier: Barrier, settings: StateSettings
+    workdir: Path, writer: int, count: int, barrier: Barrier, settings: StateSettings, model: Embedder | None
 ) -> WriterReport:
     corpus = ChatCorpus(seed=writer)
     texts = [corpus.message(marker(writer, seq)) for seq in range(count)]
     latencies: list[float] = []
     acks: list[tuple[int, float]] = []
     errors: list[str] = []
-    async with StateStore(workdir, settings) as store:
+    async with StateStore(workdir, settings, embedder=model) as store:
         conversation = await store.ensure_conversation(f"bench:{writer}", Principal(person_id=f"w{writer}"))
         segment = conversation.tip_session_id
         await asyncio.to_thread(barrier.wait)
@@ -177,6 +223,38 @@ def _figures(
         "errors": sum(len(r.errors) for r in reports) + missing,
         "write_retries": sum(r.retries for r in reports),
         "index_lag_ms_max": round(_index_lag_max(reports, samples) * 1000, 1),
+    }
+
+
+def _semantic_figures(
+    reports: Sequence[WriterReport], pending: list[tuple[float, int, int]]
+) -> dict[str, float | int]:
+    """The semantic backlog (windows without a vector) over the run, and the embedder's pace meanwhile."""
+    if not pending:
+        return {}
+    finished = max(r.finished for r in reports)
+    during = [p for p in pending if p[0] <= finished] or pending[:1]
+    first, last = pending[0], during[-1]
+    seconds = last[0] - first[0]
+    return {
+        "semantic_pending_max": max(windows - embedded for _, windows, embedded in pending),
+        "semantic_pending_at_end": last[1] - last[2],
+        "semantic_windows": pending[-1][1],
+        "semantic_windows_per_s": round((last[2] - first[2]) / seconds, 2) if seconds > 0 else 0.0,
+    }
+
+
+async def _drain(workdir: Path, settings: StateSettings, model: Embedder | None) -> dict[str, float | int]:
+    """Embed alone for ``_DRAIN_S`` seconds: the pace at which the backlog left by the writers drains."""
+    async with StateStore(workdir, settings, embedder=model) as store:
+        first = await store.semantic_status()
+        started = time.monotonic()
+        await asyncio.sleep(_DRAIN_S)
+        last = await store.semantic_status()
+        rate = (last.embedded - first.embedded) / (time.monotonic() - started)
+    return {
+        "semantic_drain_windows_per_s": round(rate, 2),
+        "semantic_drain_s": round(first.pending / rate, 1) if rate > 0 else -1,
     }
 
 

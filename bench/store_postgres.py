@@ -6,7 +6,8 @@ process opens the storage through ``open_storage`` as a host would (its own pool
 advisory lock); latency is measured in each writer around one awaited append (one transaction, so one
 commit's round trips); afterwards every acknowledged message is checked present exactly once and found by
 a search for its marker through the ``SearchIndex`` port; ``index_lag_ms_max`` is measured as on SQLite
-from the index's watermark, sampled by the parent every 10 ms.
+from the index's watermark, sampled by the parent every 10 ms. ``semantic``: as on SQLite (bench.store), the
+writers' storage carries the embedding model, and the semantic backlog is sampled every 0.5 s.
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from agent_core.search import plan_query
 from agent_core.storage import NewMessage, Principal, StateError
 from agent_core.storage.postgres.settings import PostgresSettings
 from agent_core.storage.search_index import SearchRequest, SearchScope
+from agent_core.storage.search_windows import Embedder
 from gateway.config import StorageSettings
 from gateway.storage import open_storage
 from gateway.storage.backend import Storage
 
-from .store import WriterReport, _figures
+from .store import WriterReport, _figures, _model, _semantic_figures
 from .store_corpus import ChatCorpus, marker
 
 _PRELOAD_CHUNK = 2_000
@@ -40,33 +42,41 @@ _INDEX_TIMEOUT_S = 300.0
 
 
 def run(
-    home: Path, processes: int, messages: int, preload: int, *, postgres: PostgresSettings
+    home: Path,
+    processes: int,
+    messages: int,
+    preload: int,
+    *,
+    postgres: PostgresSettings,
+    semantic: bool = False,
 ) -> dict[str, float | int]:
     """Run the benchmark on the schema ``postgres`` names (reports in a temporary directory of ``home``)."""
     home.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="bench-store-", dir=home))
     storage = StorageSettings(backend="postgres", postgres=postgres)
     try:
-        return _run_in(workdir, processes, messages, preload, storage)
+        return _run_in(workdir, processes, messages, preload, storage, semantic)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _run_in(
-    workdir: Path, processes: int, messages: int, preload: int, storage: StorageSettings
+    workdir: Path, processes: int, messages: int, preload: int, storage: StorageSettings, semantic: bool
 ) -> dict[str, float | int]:
     preload_bytes = asyncio.run(_preload(workdir, preload, storage))
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(processes + 1)
     paths = [workdir / f"writer-{i}.json" for i in range(processes)]
     workers: list[BaseProcess] = [
-        context.Process(target=_writer_main, args=(workdir, i, messages, barrier, str(paths[i]), storage))
+        context.Process(
+            target=_writer_main, args=(workdir, i, messages, barrier, str(paths[i]), storage, semantic)
+        )
         for i in range(processes)
     ]
     for worker in workers:
         worker.start()
     try:
-        samples = asyncio.run(_monitor(workdir, barrier, workers, storage))
+        samples, pending = asyncio.run(_monitor(workdir, barrier, workers, storage, _model(semantic)))
     finally:
         for worker in workers:
             worker.join(120)
@@ -74,6 +84,7 @@ def _run_in(
                 worker.kill()
     reports = [WriterReport.load(path) for path in paths if path.exists()]
     figures = _figures(reports, samples, missing=(processes - len(reports)) * messages)
+    figures.update(_semantic_figures(reports, pending) if semantic else {})
     figures.update(asyncio.run(_verify(workdir, reports, storage)))
     figures["text_bytes"] = preload_bytes + sum(r.text_bytes for r in reports)
     return figures
@@ -102,36 +113,58 @@ async def _preload(workdir: Path, count: int, settings: StorageSettings) -> int:
 
 
 async def _monitor(
-    workdir: Path, barrier: Barrier, workers: Sequence[BaseProcess], settings: StorageSettings
-) -> list[tuple[float, int]]:
-    """Release the writers together, then sample (monotonic time, indexed-through id) until indexed."""
-    async with open_storage(workdir, settings) as storage:
+    workdir: Path,
+    barrier: Barrier,
+    workers: Sequence[BaseProcess],
+    settings: StorageSettings,
+    model: Embedder | None,
+) -> tuple[list[tuple[float, int]], list[tuple[float, int, int]]]:
+    """Release the writers together, then sample (monotonic time, indexed-through id) until indexed, and
+    the semantic backlog every 0.5 s when a model is given."""
+    async with open_storage(workdir, settings, embedder=model) as storage:
         await asyncio.to_thread(barrier.wait)
         samples: list[tuple[float, int]] = []
+        pending: list[tuple[float, int, int]] = []
+        next_semantic = 0.0
         for _ in range(int(_INDEX_TIMEOUT_S / _SAMPLE_S)):
             samples.append((time.monotonic(), await storage.search.index_position()))
+            if model is not None and time.monotonic() >= next_semantic:
+                status = await storage.search.semantic_status()
+                pending.append((time.monotonic(), status.windows, status.embedded))
+                next_semantic = time.monotonic() + 0.5
             if not any(w.is_alive() for w in workers) and await storage.search.index_lag() == 0:
                 break
             await asyncio.sleep(_SAMPLE_S)
-        return samples
+        return samples, pending
 
 
 def _writer_main(
-    workdir: Path, writer: int, count: int, barrier: Barrier, result_path: str, settings: StorageSettings
+    workdir: Path,
+    writer: int,
+    count: int,
+    barrier: Barrier,
+    result_path: str,
+    settings: StorageSettings,
+    semantic: bool = False,
 ) -> None:
-    report = asyncio.run(_write(workdir, writer, count, barrier, settings))
+    report = asyncio.run(_write(workdir, writer, count, barrier, settings, _model(semantic)))
     Path(result_path).write_text(json.dumps(asdict(report)))
 
 
 async def _write(
-    workdir: Path, writer: int, count: int, barrier: Barrier, settings: StorageSettings
+    workdir: Path,
+    writer: int,
+    count: int,
+    barrier: Barrier,
+    settings: StorageSettings,
+    model: Embedder | None,
 ) -> WriterReport:
     corpus = ChatCorpus(seed=writer)
     texts = [corpus.message(marker(writer, seq)) for seq in range(count)]
     latencies: list[float] = []
     acks: list[tuple[int, float]] = []
     errors: list[str] = []
-    async with open_storage(workdir, settings) as storage:
+    async with open_storage(workdir, settings, embedder=model) as storage:
         agent = storage.agent
         conversation = await agent.ensure_conversation(f"bench:{writer}", Principal(person_id=f"w{writer}"))
         segment = conversation.tip_session_id

@@ -19,6 +19,7 @@ from agent_core.memory import MemoryStores
 from agent_core.prompt import ensure_soul
 from agent_core.providers import MemoryManager, MirroringAuditSink, build_manager
 from agent_core.search import SessionSearch, session_search_tool
+from agent_core.search.embedding import load_embedder
 from agent_core.skills import SkillStore
 from agent_core.tools import builtin_registry
 from gateway.access import AccessControl, RateLimiter
@@ -96,22 +97,40 @@ async def open_runtime(
     """
     home.ensure()
     await asyncio.to_thread(ensure_soul, home.root, settings.prompt.soul_file)
+    semantic = await asyncio.to_thread(load_embedder, settings.search.semantic)
     async with contextlib.AsyncExitStack() as stack:
         storage = await stack.enter_async_context(
-            open_storage(home.root, settings.storage, facts_file=settings.memory.provider.local.db_path)
+            open_storage(
+                home.root,
+                settings.storage,
+                facts_file=settings.memory.provider.local.db_path,
+                embedder=semantic.embedder,
+            )
         )
         state = storage.agent
         model = await stack.enter_async_context(client or build_client(settings.model))
         auxiliary = await _auxiliary_client(stack, settings, model)
+        # The offline model cannot summarise; search results then show the excerpts themselves.
+        summaries = None if isinstance(auxiliary, OfflineClient) else auxiliary
+        search = SessionSearch(
+            storage.search,
+            settings.search,
+            summary_client=summaries,
+            embedder=semantic.embedder,
+            semantic_note=semantic.reason,
+        )
         providers = await stack.enter_async_context(
-            build_manager(settings.memory.provider, home=home.root, extractor=auxiliary, facts=storage.facts)
+            build_manager(
+                settings.memory.provider,
+                home=home.root,
+                extractor=auxiliary,
+                facts=storage.facts,
+                recall=SessionSearch(storage.search, settings.search, embedder=semantic.embedder),
+            )
         )
         audit = MirroringAuditSink(state, providers)
         memory = MemoryStores(home.root, settings.memory, audit=audit, documents=storage.documents)
         skills = SkillStore(home.root, texts=storage.skills)
-        # The offline model cannot summarise; search results then show the excerpts themselves.
-        summaries = None if isinstance(auxiliary, OfflineClient) else auxiliary
-        search = SessionSearch(storage.search, settings.search, summary_client=summaries)
         registry = builtin_registry(
             memory=memory, skills=skills, output_budget=settings.agent.tool_output_chars
         )

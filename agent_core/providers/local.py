@@ -3,7 +3,10 @@
 Invariants: facts come only from built-in memory mirroring (add/replace/remove of the person's own
 entries) and from a bounded auxiliary-model extraction after each turn — and only when a model client is
 configured (no client, no extraction); extracted facts are capped in number and length and scanned like
-memory before they are stored; ``prefetch`` returns only the calling person's facts, within a budget.
+memory before they are stored; ``prefetch`` returns only the calling person's facts and, when a
+``SessionSearch`` is given, excerpts of the person's own earlier conversations ranked as ``session_search``
+ranks them (names demoted, windows of turns, lexical and semantic fused; never the live segment), all
+within one character budget.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import asyncio
 from collections.abc import Sequence
 
 from agent_core.llm import ChatMessage, LLMClient, LLMRequest, TextDelta
+from agent_core.search import SearchResults, SearchScope, SessionSearch
 from agent_core.storage import Fact, FactStore
 from agent_core.threats import Scope, scan
 
@@ -25,6 +29,7 @@ EXTRACTION_PROMPT = (
     "Reply with NONE when there is nothing durable."
 )
 HEADER = "## Facts remembered about this person"
+RECALL_HEADER = "## From earlier conversations with this person"
 
 
 class LocalProvider(MemoryProvider):
@@ -37,12 +42,15 @@ class LocalProvider(MemoryProvider):
         *,
         extractor: LLMClient | None = None,
         char_budget: int = 2000,
+        recall: SessionSearch | None = None,
     ) -> None:
-        """``facts``: where the person's facts live (``catalog.build_provider`` opens the configured one)."""
+        """``facts``: where the person's facts live (``catalog.build_provider`` opens the configured one);
+        ``recall``: the session search that finds excerpts of earlier conversations (None: facts only)."""
         self._settings = settings or LocalProviderSettings()
         self._store = facts
         self._extractor = extractor
         self._char_budget = char_budget
+        self._recall = recall
 
     def unavailable_reason(self) -> str | None:
         return None
@@ -58,7 +66,16 @@ class LocalProvider(MemoryProvider):
 
     async def prefetch(self, ctx: ProviderContext, query: str) -> str | None:
         facts = await self._store.top(ctx.person_id, query, self._settings.prefetch_limit)
-        return render_facts(facts, self._char_budget)
+        rendered = render_facts(facts, self._char_budget)
+        wanted = self._settings.recall_conversations
+        if self._recall is None or wanted == 0 or not query.strip():
+            return rendered
+        scope = SearchScope.person(ctx.person_id, current_conversation_id=ctx.conversation_id)
+        found = await self._recall.search(query, scope, limit=wanted, summarise=False)
+        left = self._char_budget - (len(rendered) + 2 if rendered else 0)
+        excerpts = render_excerpts(found, left)
+        parts = [part for part in (rendered, excerpts) if part]
+        return "\n\n".join(parts) if parts else None
 
     async def facts(self, person_id: str, query: str = "", limit: int = 50) -> list[Fact]:
         """The person's facts (best matches first) — for operators and tests."""
@@ -121,6 +138,20 @@ def parse_facts(reply: str, limit: int, max_chars: int) -> list[str]:
         if len(facts) >= limit:
             break
     return facts
+
+
+def render_excerpts(results: SearchResults, budget: int) -> str | None:
+    """Excerpts of earlier conversations (best first, dated when known), as many whole lines as fit."""
+    lines = [RECALL_HEADER]
+    used = len(RECALL_HEADER)
+    for conversation in results.conversations:
+        for snippet in conversation.snippets:
+            line = f"- ({snippet.role}) {snippet.text}"
+            if used + len(line) + 1 > budget:
+                return "\n".join(lines) if len(lines) > 1 else None
+            lines.append(line)
+            used += len(line) + 1
+    return "\n".join(lines) if len(lines) > 1 else None
 
 
 def render_facts(facts: Sequence[Fact], budget: int) -> str | None:

@@ -31,6 +31,8 @@ class LocalProviderSettings(BaseModel):
     max_facts_per_turn: int = Field(default=5, ge=0, le=20)
     max_fact_chars: int = Field(default=300, ge=20)
     extraction_timeout_s: float = Field(default=20.0, gt=0)
+    # Earlier conversations of the person whose best excerpts recall adds (session search's ranking); 0: none.
+    recall_conversations: int = Field(default=2, ge=0, le=10)
 
 
 class HonchoProviderSettings(BaseModel):

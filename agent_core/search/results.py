@@ -1,15 +1,19 @@
 """Frozen search results: conversations best first, each with a few snippets around its hits.
 
 Invariants: a result names a conversation, never a segment; ``score`` is a relevance where higher is
-better (the negated bm25 of the conversation's best hit); ``to_dict`` is exactly the public JSON shape
-``{"conversation_id", "score", "snippets": [{"message_id", "role", "text"}]}``.
+better, comparable within one search only (the fused rank score, fusion.py); ``to_dict`` is exactly the
+public JSON shape ``{"conversation_id", "score", "snippets": [{"message_id", "role", "text"}]}``;
+``mode`` says whether the semantic side took part (``hybrid``) or not (``lexical``, with ``note`` saying
+why when the caller could expect it to: turned off, model unavailable, index still building).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 UNTRUSTED_LABEL = "[untrusted tool output]"
+RecallMode = Literal["hybrid", "lexical"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +62,8 @@ class SearchResults:
     query: str
     conversations: tuple[ConversationResult, ...]
     query_truncated: bool = False
+    mode: RecallMode = "lexical"
+    note: str | None = None
 
     def to_json_list(self) -> list[dict[str, object]]:
         return [conversation.to_dict() for conversation in self.conversations]

@@ -1,35 +1,53 @@
-"""SessionSearch: the search service behind the ``session_search`` tool and ``mnemogate search``.
+"""SessionSearch: the search service behind ``session_search``, ``mnemogate search``, the admin search and the
+``local`` provider's recall.
 
 Invariants: a search reads only the conversations its scope allows (a person's own or the ones they
 wrote in; everything only for an explicit all-conversations scope); results name conversations, best
 first, each with at most ``snippets_per_conversation`` distinct snippets; user text reaches the index
 only as a ``plan_query`` plan, so no query text can raise a syntax error; the service talks to the
-``SearchIndex`` port only (one read per search, one more for summaries); an optional model summary
-per conversation falls back to the snippets on any failure.
+``SearchIndex`` port only (a names lookup, one search read, one more for summaries); ranking is
+fusion.py's (names demoted, windows of turns, lexical and semantic fused); the semantic side runs only
+for natural-language queries (not for quoted phrases, identifiers or prefixes alone) when a model is
+loaded, and the results say when they are lexical only and why; an optional model summary per
+conversation falls back to the snippets on any failure.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from agent_core.llm import LLMClient
+from agent_core.search.fusion import (
+    RankedConversation,
+    demote_names,
+    fuse,
+    message_ranking,
+    name_candidates,
+    participant_ranking,
+    semantic_ranking,
+    window_ranking,
+)
 from agent_core.search.query import plan_query
-from agent_core.search.results import ConversationResult, SearchResults, Snippet
+from agent_core.search.results import ConversationResult, RecallMode, SearchResults, Snippet
 from agent_core.search.settings import SearchSettings
 from agent_core.search.snippets import highlight_terms, labelled, make_snippet
 from agent_core.search.summariser import ConversationSummariser, excerpt_text
 from agent_core.storage.search_index import (
     FoundMessage,
-    SearchHit,
+    PlannedQuery,
     SearchIndex,
     SearchRequest,
     SearchScope,
     SearchSnapshot,
+    WindowHit,
 )
+from agent_core.storage.search_windows import Embedder
 
 _SUMMARY_CONTEXT = 2
+# e5 reads at most 512 tokens; a query longer than this is cut before it is embedded.
+_QUERY_EMBED_CHARS = 1_000
 
 
 class SessionSearch:
@@ -41,9 +59,17 @@ class SessionSearch:
         settings: SearchSettings | None = None,
         *,
         summary_client: LLMClient | None = None,
+        embedder: Embedder | None = None,
+        semantic_note: str = "",
     ) -> None:
+        """``embedder``: the model for query vectors (None: lexical only; ``semantic_note`` is why, and
+        every result then says so)."""
         self._index = index
         self.settings = settings or SearchSettings()
+        self._embedder = embedder if self.settings.semantic.enabled else None
+        if embedder is not None and not self.settings.semantic.enabled:
+            semantic_note = semantic_note or "semantic search is turned off (search.semantic.enabled: false)"
+        self._semantic_note = semantic_note
         self._summariser = (
             None
             if summary_client is None
@@ -65,28 +91,108 @@ class SessionSearch:
         """The conversations in ``scope`` that best match ``query``, at most ``limit`` (clamped)."""
         want = self.clamp_limit(limit)
         plan = plan_query(query)
-        snapshot = await self._index.search_messages(SearchRequest(plan, scope, want, self.settings.budget()))
+        vector = asyncio.ensure_future(self._query_vector(query, plan))
+        try:
+            ranked_plan, by_name = await self._demoted(plan, scope)
+            query_vector = await vector
+        finally:
+            vector.cancel()
+        request = SearchRequest(
+            ranked_plan,
+            scope,
+            want,
+            self.settings.budget(),
+            query_vector=query_vector,
+            semantic_limit=self.settings.semantic.candidates,
+        )
+        snapshot = await self._index.search_messages(request)
+        ranking = self._rank(snapshot, plan, query_vector is not None, by_name)
         terms = highlight_terms(plan)
-        results = [
-            self._result(conversation_id, hits, snapshot, terms, scope)
-            for conversation_id, hits in _grouped(snapshot.hits, want)
-        ]
+        found = {hit.message.id: hit.message for hit in snapshot.hits} | dict(snapshot.messages)
+        results = [self._result(item, found, snapshot, terms, scope) for item in ranking[:want]]
         if summarise and self._summariser is not None and results:
             results = await self._summarised(query, results, self._summariser)
-        return SearchResults(query, tuple(results), plan.truncated)
+        mode, note = self._mode(snapshot, plan, query_vector is not None)
+        return SearchResults(query, tuple(results), plan.truncated, mode, note)
+
+    async def _demoted(
+        self, plan: PlannedQuery, scope: SearchScope
+    ) -> tuple[PlannedQuery, list[RankedConversation]]:
+        """The plan without clauses that only name participants, and the ranking those names give."""
+        if not self.settings.demote_names:
+            return plan, []
+        words = name_candidates(plan)
+        participants = await self._index.participants(scope, words) if words else {}
+        demoted, dropped = demote_names(plan, frozenset(participants))
+        return demoted, participant_ranking(participants, dropped)
+
+    async def _query_vector(self, query: str, plan: PlannedQuery) -> tuple[float, ...] | None:
+        embedder = self._embedder
+        if embedder is None or not _natural_language(plan):
+            return None
+        vector = await asyncio.to_thread(embedder.embed_query, query[:_QUERY_EMBED_CHARS])
+        return tuple(float(x) for x in vector)
+
+    def _rank(
+        self,
+        snapshot: SearchSnapshot,
+        plan: PlannedQuery,
+        semantic: bool,
+        by_name: list[RankedConversation],
+    ) -> list[RankedConversation]:
+        settings = self.settings
+        if settings.ranking == "messages":
+            lexical = message_ranking(snapshot.hits)
+        else:
+            lexical = window_ranking(snapshot.hits, snapshot.windows)
+        rankings = [(lexical, 1.0)]
+        if semantic and snapshot.semantic and self._embedder is not None:
+            floor = settings.semantic.min_similarity
+            floor = self._embedder.similarity_floor if floor is None else floor
+            near = [
+                hit
+                for hit in snapshot.semantic
+                if hit.similarity >= floor and not _excluded(hit, plan, snapshot.messages)
+            ]
+            margin = settings.semantic.similarity_margin
+            rankings.append((semantic_ranking(near, margin), settings.semantic.weight))
+        if by_name:
+            rankings.append((by_name, settings.name_weight))
+        if len(rankings) == 1:
+            return lexical
+        return fuse(rankings, settings.rrf_k)
+
+    def _mode(
+        self, snapshot: SearchSnapshot, plan: PlannedQuery, asked: bool
+    ) -> tuple[RecallMode, str | None]:
+        if not asked:
+            if self._embedder is None:
+                return "lexical", self._semantic_note or None
+            return "lexical", None if not _natural_language(plan) else "no query vector"
+        status = snapshot.semantic_status
+        if status.state == "ready":
+            return "hybrid", None
+        if status.state == "building":
+            return (
+                "hybrid",
+                f"the semantic index is still building ({status.embedded} of {status.windows} windows)",
+            )
+        return "lexical", status.detail or f"semantic index {status.state}"
 
     def _result(
         self,
-        conversation_id: str,
-        hits: Sequence[SearchHit],
+        item: RankedConversation,
+        found: dict[int, FoundMessage],
         snapshot: SearchSnapshot,
         terms: Sequence[str],
         scope: SearchScope,
     ) -> ConversationResult:
         snippets: list[Snippet] = []
         seen: set[str] = set()
-        for hit in hits:
-            row = hit.message
+        for message_id in item.evidence:
+            row = found.get(message_id)
+            if row is None:
+                continue
             text, untrusted = labelled(
                 make_snippet(row.content or "", terms, self.settings.snippet_chars), row.role, row.tool_name
             )
@@ -97,10 +203,11 @@ class SessionSearch:
             snippets.append(Snippet(row.id, row.role, text, untrusted))
             if len(snippets) >= self.settings.snippets_per_conversation:
                 break
+        conversation_id = item.conversation_id
         meta = snapshot.conversations.get(conversation_id)
         return ConversationResult(
             conversation_id=conversation_id,
-            score=round(-hits[0].score, 4),
+            score=round(item.relevance, 4),
             snippets=tuple(snippets),
             title=meta.title if meta else None,
             platform=meta.platform if meta else None,
@@ -125,15 +232,22 @@ class SessionSearch:
         return list(await asyncio.gather(*(one(result) for result in results)))
 
 
-def _grouped(hits: Sequence[SearchHit], want: int) -> list[tuple[str, list[SearchHit]]]:
-    """Hits grouped by conversation, conversations ordered by their best hit, the first ``want``."""
-    groups: dict[str, list[SearchHit]] = {}
-    for hit in hits:
-        conversation_id = hit.message.conversation_id
-        if conversation_id not in groups and len(groups) >= want:
-            continue
-        groups.setdefault(conversation_id, []).append(hit)
-    return list(groups.items())
+def _natural_language(plan: PlannedQuery) -> bool:
+    """Whether a query asks in words (the semantic side helps), not only for exact text or prefixes."""
+    return any(term.isalpha() for term in plan.terms)
+
+
+def _excluded(hit: WindowHit, plan: PlannedQuery, messages: Mapping[int, FoundMessage]) -> bool:
+    """A window that holds a word the query excludes (``NOT staging``) takes no part."""
+    if not plan.excluded:
+        return False
+    words = [word.casefold() for word in plan.excluded]
+    for message_id in hit.window.message_ids:
+        row = messages.get(message_id)
+        text = (row.content or "").casefold() if row is not None else ""
+        if any(word in text for word in words):
+            return True
+    return False
 
 
 def _with_summary(result: ConversationResult, summary: str) -> ConversationResult:

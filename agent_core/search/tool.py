@@ -74,6 +74,8 @@ def tool_payload(results: SearchResults) -> dict[str, object]:
         payload["note"] = UNTRUSTED_NOTE
     if results.query_truncated:
         payload["query_truncated"] = True
+    if results.note:
+        payload["search_note"] = f"{results.mode} search: {results.note}"
     return payload
 
 

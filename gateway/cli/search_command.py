@@ -2,8 +2,10 @@
 
 The console searches as one person (``local`` by default, like ``mnemogate memory``) or, with ``--all``,
 everything; ``--json`` prints exactly ``[{"conversation_id", "score", "snippets": [{"message_id",
-"role", "text"}]}]``. Messages written moments ago are waited for (bounded) so they can be found. The
-command reads through the ``SearchIndex`` port only, of the backend ``open_storage`` opens.
+"role", "text"}]}]``. Messages written moments ago are waited for (bounded) so they can be found. Ranking
+is session_search's (the configured ``search`` settings: windows, names demoted, lexical and semantic
+fused); when the semantic side could not take part, stderr says why. The command reads through the
+``SearchIndex`` port only, of the backend ``open_storage`` opens.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent_core.actor import Actor
-from agent_core.search import SearchResults, SearchScope, SearchSettings, SessionSearch
+from agent_core.search import SearchResults, SearchScope, SessionSearch, load_embedder
 from gateway.cli.context import LOCAL_PERSON_ID, CommandContext
 from gateway.storage import open_storage
 
@@ -47,6 +49,8 @@ def run_search(context: CommandContext) -> int:
             "mnemogate: warning: the search index is still catching up; recent messages may be missing",
             file=sys.stderr,
         )
+    if results.note:
+        print(f"mnemogate: note: {results.mode} search: {results.note}", file=sys.stderr)
     if args.json:
         print(json.dumps(results.to_json_list(), ensure_ascii=False))
     else:
@@ -58,10 +62,17 @@ async def _search(
     context: CommandContext, query: str, scope: SearchScope, limit: int
 ) -> tuple[SearchResults, bool]:
     settings = context.settings
-    async with open_storage(context.home.ensure().root, settings.storage) as storage:
+    loaded = await asyncio.to_thread(load_embedder, settings.search.semantic)
+    home = context.home.ensure().root
+    async with open_storage(home, settings.storage, embedder=loaded.embedder) as storage:
         index = storage.search
         caught_up = await index.wait_indexed(INDEX_WAIT_S)
-        search = SessionSearch(index, SearchSettings(max_limit=MAX_LIMIT))
+        search = SessionSearch(
+            index,
+            settings.search.model_copy(update={"max_limit": MAX_LIMIT}),
+            embedder=loaded.embedder,
+            semantic_note=loaded.reason,
+        )
         return await search.search(query, scope, limit=limit), caught_up
 
 

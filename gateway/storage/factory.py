@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent_core.storage.search_windows import Embedder
+
 from .backend import Storage
 
 if TYPE_CHECKING:  # the config package imports components that import this port: no import at run time
@@ -20,12 +22,18 @@ if TYPE_CHECKING:  # the config package imports components that import this port
 
 @contextlib.asynccontextmanager
 async def open_storage(
-    home: Path, settings: StorageSettings, *, facts_file: str | None = None
+    home: Path,
+    settings: StorageSettings,
+    *,
+    facts_file: str | None = None,
+    embedder: Embedder | None = None,
 ) -> AsyncIterator[Storage]:
     """The storage ``settings.backend`` names, opened (created or migrated) for ``home``.
 
     ``facts_file``: the local provider's fact file relative to ``home``, for a backend that keeps facts in
     a file of their own (SQLite; None: its default); a backend that keeps them in its database ignores it.
+    ``embedder``: the model that gives search windows their vectors in the background (None: the windows
+    are kept for lexical ranking, and search is lexical only).
     """
     if settings.backend == "sqlite":
         from agent_core.storage.sqlite.fact_store import SqliteFactStore
@@ -33,13 +41,13 @@ async def open_storage(
         from .sqlite.backend import DEFAULT_FACTS_FILE, SqliteStorage, open_state_store
 
         facts = SqliteFactStore(home / (facts_file or DEFAULT_FACTS_FILE))
-        async with open_state_store(home, settings.sqlite) as state:
+        async with open_state_store(home, settings.sqlite, embedder=embedder) as state:
             yield SqliteStorage(state, facts=facts, home=home)
         return
     if settings.backend == "postgres":
         from .postgres.backend import open_postgres_storage
 
-        async with open_postgres_storage(settings.postgres) as storage:
+        async with open_postgres_storage(settings.postgres, embedder=embedder) as storage:
             yield storage
         return
     from gateway.config.storage import STORAGE_BACKENDS

@@ -22,18 +22,26 @@ scope's conversation ids reach the planner as an array, which reads a small pers
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import functools
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..health import SearchHealth
 from ..search_index import (
+    PARTICIPANT_CONVERSATIONS,
     ClauseRole,
     FoundMessage,
     SearchHit,
     SearchRequest,
     SearchScope,
     SearchSnapshot,
+    WindowHit,
+    WindowRef,
 )
+from ..search_windows import Embedder, SemanticStatus
 from .engine import Conn, PgDatabase
 from .search_clauses import PgClause, PgIndex, PgQuery, pg_query_for, trim_common
 from .search_ddl import SEARCH_INDEXES
@@ -48,6 +56,16 @@ from .search_reads import (
     participant_conversations,
     ranked_matches,
     settled_message_id,
+    visible_messages,
+)
+from .window_builder import Horizon, build_batch
+from .window_vectors import (
+    PgVectorCache,
+    forget_vectors,
+    nearest_windows,
+    participants,
+    semantic_state,
+    windows_of,
 )
 
 _PRIMARY = tuple((index, ClauseRole.PRIMARY) for index in (PgIndex.VECTOR, PgIndex.GRAMS, PgIndex.TRIGRAM))
@@ -58,22 +76,57 @@ Found = dict[int, tuple[FoundMessage, float]]
 class PgSearchIndex:
     """``SearchIndex`` over one ``PgDatabase``; ``health`` is what readiness reports for search."""
 
-    def __init__(self, db: PgDatabase) -> None:
+    def __init__(self, db: PgDatabase, embedder: Embedder | None = None) -> None:
+        """``embedder``: the model whose vectors semantic searches use (None: lexical only)."""
         self._db = db
         self._watermark = 0  # the newest position proven settled; positions only move forward
+        self._vectors = PgVectorCache(embedder.model_id, embedder.dim) if embedder is not None else None
 
     async def search_messages(self, request: SearchRequest) -> SearchSnapshot:
         """The visible messages matching ``request.query`` in its scope, best first, from ONE snapshot."""
         query = pg_query_for(request.query)
-        if query.is_empty:
-            return SearchSnapshot((), {})
-        return await self._db.run_read(lambda conn: search(conn, query, request))
+        vectors = self._vectors
+
+        async def read(conn: Conn) -> SearchSnapshot:
+            where = await _match_filter(conn, request.scope)
+            lexical = SearchSnapshot((), {}) if query.is_empty else await search(conn, query, request, where)
+            windows = await windows_of(conn, [hit.message.id for hit in lexical.hits])
+            if request.query_vector is None:
+                return dataclasses.replace(lexical, windows=windows)
+            if vectors is None:
+                status = SemanticStatus("off", detail="no embedding model in this process")
+                return dataclasses.replace(lexical, windows=windows, semantic_status=status)
+            return await _with_semantic(conn, lexical, windows, request, where, vectors)
+
+        return await self._db.run_read(read)
 
     async def message_windows(
         self, anchors: Mapping[str, Sequence[int]], *, around: int
     ) -> dict[str, list[FoundMessage]]:
         """Per conversation id, its messages within ``around`` positions of any anchor id, in order."""
         return await self._db.run_read(lambda conn: message_windows(conn, anchors, around))
+
+    async def participants(self, scope: SearchScope, words: Sequence[str]) -> Mapping[str, tuple[str, ...]]:
+        """Per word of ``words`` naming a speaker, the conversations in ``scope`` where they speak."""
+        if not words:
+            return {}
+
+        async def read(conn: Conn) -> dict[str, tuple[str, ...]]:
+            where = await _match_filter(conn, scope)
+            return await participants(conn, words, where.conversation_ids, PARTICIPANT_CONVERSATIONS)
+
+        return await self._db.run_read(read)
+
+    async def semantic_status(self) -> SemanticStatus:
+        """How many windows exist and how many carry a vector of this process's model."""
+        if self._vectors is None:
+            return SemanticStatus("off", detail="no embedding model configured")
+        model_id = self._vectors.model_id
+        return await self._db.run_read(lambda conn: semantic_state(conn, model_id, counted=True))
+
+    async def rebuild_semantic(self) -> None:
+        """Forget every stored vector; whichever host embeds next starts again from the first window."""
+        await self._db.run_write(lambda conn: forget_vectors(conn))
 
     async def index_position(self) -> int:
         """The newest message id below which no uncommitted message can still appear (every one is indexed).
@@ -90,8 +143,23 @@ class PgSearchIndex:
         return 0
 
     async def wait_indexed(self, timeout: float) -> bool:  # noqa: ASYNC109 - a deadline, not a cancel
-        """True at once: whatever committed before this call was indexed by its own INSERT."""
-        return True
+        """Whatever committed before this call is found by its own INSERT's index at once; this waits until
+        its search windows are built too (building them here rather than waiting for the background
+        worker), False on timeout."""
+        deadline = time.monotonic() + timeout
+        horizon = Horizon()
+        target = await self._db.run_autocommit_read(horizon.advance)
+        drawn = max(target, *(value for value, _ in horizon.candidates), 0)
+        while True:
+            settled = await self._db.run_autocommit_read(horizon.advance)
+            marks = await self._db.run_write(
+                functools.partial(build_batch, up_to=min(settled, drawn), limit=5_000)
+            )
+            if marks is not None and marks[1] >= drawn:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.01)
 
     async def search_health(self) -> SearchHealth:
         return await self.health()
@@ -109,9 +177,49 @@ class PgSearchIndex:
         return SearchHealth("ok", newest, newest)
 
 
-async def search(conn: Conn, query: PgQuery, request: SearchRequest) -> SearchSnapshot:
+async def _with_semantic(
+    conn: Conn,
+    lexical: SearchSnapshot,
+    windows: Mapping[int, tuple[WindowRef, ...]],
+    request: SearchRequest,
+    where: MatchFilter,
+    vectors: PgVectorCache,
+) -> SearchSnapshot:
+    """``lexical`` with the windows nearest the request's vector (visible turns only) and their turns."""
+    assert request.query_vector is not None
+    semantic: list[WindowHit] = []
+    if where.conversation_ids != ():
+        tip = await _tip_segment(conn, where.current_conversation_id)
+        semantic = await nearest_windows(
+            conn, vectors, request.query_vector, where.conversation_ids, tip, request.semantic_limit
+        )
+    members = await visible_messages(conn, [i for hit in semantic for i in hit.window.message_ids])
+    semantic = [hit for hit in semantic if any(i in members for i in hit.window.message_ids)]
+    infos = await conversation_infos(conn, list(dict.fromkeys(h.window.conversation_id for h in semantic)))
+    return dataclasses.replace(
+        lexical,
+        conversations={**infos, **lexical.conversations},
+        windows=windows,
+        semantic=tuple(semantic),
+        messages=members,
+        semantic_status=await semantic_state(conn, vectors.model_id, counted=False),
+    )
+
+
+async def _tip_segment(conn: Conn, conversation_id: str | None) -> str | None:
+    if conversation_id is None:
+        return None
+    row = await (
+        await conn.execute("SELECT tip_segment_id FROM conversations WHERE id = %s", (conversation_id,))
+    ).fetchone()
+    return str(row[0]) if row is not None else None
+
+
+async def search(
+    conn: Conn, query: PgQuery, request: SearchRequest, where: MatchFilter | None = None
+) -> SearchSnapshot:
     """Run ``query`` for ``request`` on one snapshot; ``request.want`` conversations will be shown."""
-    where = await _match_filter(conn, request.scope)
+    where = where or await _match_filter(conn, request.scope)
     if where.conversation_ids == ():
         return SearchSnapshot((), {})
     plan = _Plan(where, max(60, request.want * 20), request.budget.rank_window, await newest_message_id(conn))

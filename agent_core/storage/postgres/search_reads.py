@@ -239,6 +239,21 @@ async def message_windows(
     return windows
 
 
+async def visible_messages(conn: Conn, message_ids: Sequence[int]) -> dict[int, FoundMessage]:
+    """The visible ones (roles with text, not ``UNSEARCHED_TOOLS``) of ``message_ids``, by id."""
+    if not message_ids:
+        return {}
+    statement = formatted(
+        "SELECT m.id, m.conversation_id, m.segment_id, m.role, m.content, m.tool_name, m.created_at "
+        "FROM messages AS m WHERE m.id = ANY({}) AND " + _VISIBLE,
+        Fragment.value(list(message_ids)),
+        Fragment.value(sorted(SEARCHED_ROLES)),
+        Fragment.value(sorted(UNSEARCHED_TOOLS)),
+    )
+    cursor = await conn.execute(statement.sql, statement.params)
+    return {int(row[0]): _found(row) for row in await cursor.fetchall()}
+
+
 async def newest_message_id(conn: Conn) -> int:
     row = await (await conn.execute("SELECT coalesce(max(id), 0) FROM messages")).fetchone()
     return int(row[0]) if row is not None else 0

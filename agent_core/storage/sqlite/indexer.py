@@ -27,20 +27,26 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from ..errors import StateError, StateUnavailableError
+from ..search_windows import windowable
 from .connection import connect, is_busy, is_file_problem, unavailable
 from .retry_pacer import RetryPacer
 from .settings import StateSettings
 from .sidecar import (
+    SIDECAR_FORMAT,
     PendingRow,
     committed_watermark,
+    format_version,
     index_rows,
     open_sidecar,
     read_progress,
     remove_sidecar,
     reset,
 )
+from .window_store import ended_open_segments, plan_batch, store_windows
 
 _MIN_BATCH = 16
+_TAIL_SWEEP = 64
+_TAIL_SWEEP_S = 1.0
 _MAX_RETRY_S = 10.0
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -72,6 +78,7 @@ class CatchUpIndexer:
         self._sidecar_inode: int | None = None
         self._lock_fd: int | None = None
         self._catching_up_to: int | None = None
+        self._next_sweep = 0.0
         self._pacer = RetryPacer("search indexer", log, initial_s=settings.index_poll_s, max_s=_MAX_RETRY_S)
         self.holds_lock = False
         self.rows_indexed = 0
@@ -199,7 +206,13 @@ class CatchUpIndexer:
         self._sidecar_inode = os.stat(self._sidecar_path).st_ino
         high = self._read_state(committed_watermark, state)
         scope = self._settings.trigram_scope
-        if progress.db_uuid != db_uuid or progress.last_id > high or progress.trigram_scope != scope:
+        stale_format = progress.last_id > 0 and format_version(sidecar) < SIDECAR_FORMAT
+        if (
+            progress.db_uuid != db_uuid
+            or progress.last_id > high
+            or progress.trigram_scope != scope
+            or stale_format
+        ):
             if progress.db_uuid:
                 self.rebuilds += 1
                 self._log.warning(
@@ -229,7 +242,9 @@ class CatchUpIndexer:
             rows = self._read_state(_pending, state, last_id, requested)
             if rows:
                 started = time.perf_counter()
-                self._write_sidecar(index_rows, sidecar, rows, db_uuid, settings.trigram_scope)
+                segments = (r.segment_id for r in rows if windowable(r.role, r.content))
+                windows = self._read_state(plan_batch, state, sidecar, segments, rows[-1].id)
+                self._write_sidecar(index_rows, sidecar, rows, db_uuid, settings.trigram_scope, windows)
                 elapsed = time.perf_counter() - started
                 last_id = rows[-1].id
                 self.rows_indexed += len(rows)
@@ -241,10 +256,22 @@ class CatchUpIndexer:
                 self._catching_up_to = None
             if len(rows) == requested:
                 continue
+            if time.monotonic() >= self._next_sweep:
+                self._next_sweep = time.monotonic() + _TAIL_SWEEP_S
+                self._close_ended_segments(state, sidecar, last_id)
             if self._wake.wait(settings.index_poll_s):
                 self._wake.clear()
                 # Let a burst of appends accumulate: bigger batches cost less per message.
                 self._stop.wait(settings.index_coalesce_s)
+
+    def _close_ended_segments(
+        self, state: sqlite3.Connection, sidecar: sqlite3.Connection, up_to: int
+    ) -> None:
+        """Store the last (short) window of segments that ended after their last turn was indexed."""
+        ended = self._read_state(ended_open_segments, state, sidecar, _TAIL_SWEEP)
+        if ended:
+            windows = self._read_state(plan_batch, state, sidecar, ended, up_to)
+            self._write_sidecar(store_windows, sidecar, windows)
 
 
 def _unlinked(fd: int) -> bool:
@@ -263,11 +290,11 @@ def _pending(state: sqlite3.Connection, after_id: int, limit: int) -> list[Pendi
     that a smaller, still-uncommitted id could precede (one read per batch, as before the port).
     """
     cursor = state.execute(
-        "SELECT id, role, content, tool_name FROM messages WHERE id > ? "
+        "SELECT id, role, content, tool_name, conversation_id, session_id FROM messages WHERE id > ? "
         "AND id <= (SELECT seq FROM sqlite_sequence WHERE name = 'messages') ORDER BY id LIMIT ?",
         (after_id, limit),
     )
-    return [PendingRow(int(r[0]), str(r[1]), r[2], r[3]) for r in cursor.fetchall()]
+    return [PendingRow(int(r[0]), str(r[1]), r[2], r[3], str(r[4]), str(r[5])) for r in cursor.fetchall()]
 
 
 def _next_batch(batch: int, got: int, elapsed: float, settings: StateSettings) -> int:

@@ -19,11 +19,13 @@ caller's live tip segment; never ``UNSEARCHED_TOOLS`` results (they would echo o
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sqlite3
 from collections.abc import Mapping, Sequence
 
 from ..errors import UnknownSegmentError
 from ..search_index import (
+    PARTICIPANT_CONVERSATIONS,
     SEARCHED_ROLES,
     UNSEARCHED_TOOLS,
     ClauseRole,
@@ -33,7 +35,9 @@ from ..search_index import (
     SearchRequest,
     SearchScope,
     SearchSnapshot,
+    WindowHit,
 )
+from ..search_windows import SemanticStatus
 from .conversations import tip_segment_id
 from .fts_query import FtsIndexName
 from .match_expressions import (
@@ -56,23 +60,66 @@ from .search_reads import (
     require_index,
     vocabulary_terms,
 )
+from .semantic_reads import VectorCache, nearest_windows, participants, windows_of
+from .window_store import semantic_progress
 
 _MIN_EXPANSIONS = 4
 _PRIMARY = ((FtsIndex.PORTER, ClauseRole.PRIMARY), (FtsIndex.TRIGRAM, ClauseRole.PRIMARY))
 _FALLBACK = (FtsIndex.TRIGRAM, ClauseRole.FALLBACK)
 
 
-def search_messages(conn: sqlite3.Connection, request: SearchRequest) -> SearchSnapshot:
-    """Run ``request`` on a reader connection with the sidecar attached as ``idx``."""
-    return execute(conn, fts_query_for(request.query), request.scope, request.want, request.budget)
+def search_messages(
+    conn: sqlite3.Connection, request: SearchRequest, vectors: VectorCache | None = None
+) -> SearchSnapshot:
+    """Run ``request`` on a reader connection with the sidecar attached as ``idx``.
+
+    ``vectors``: the process's window vectors (None: no model here, so a query vector finds nothing).
+    """
+    require_index(conn)
+    where = _match_filter(conn, request.scope)
+    lexical = execute(conn, fts_query_for(request.query), request.scope, request.want, request.budget, where)
+    windows = windows_of(conn, [hit.message.id for hit in lexical.hits])
+    if request.query_vector is None:
+        return dataclasses.replace(lexical, windows=windows)
+    if vectors is None:
+        status = SemanticStatus("off", detail="no embedding model in this process")
+        return dataclasses.replace(lexical, windows=windows, semantic_status=status)
+    semantic: list[WindowHit] = []
+    if where.conversation_ids != ():
+        semantic, _ = nearest_windows(conn, vectors, request.query_vector, where, request.semantic_limit)
+    members = _visible(found_messages(conn, [i for hit in semantic for i in hit.window.message_ids]))
+    semantic = [hit for hit in semantic if any(i in members for i in hit.window.message_ids)]
+    infos = conversation_infos(conn, [h.window.conversation_id for h in semantic if h.window.conversation_id])
+    return dataclasses.replace(
+        lexical,
+        conversations={**infos, **lexical.conversations},
+        windows=windows,
+        semantic=tuple(semantic),
+        messages=members,
+        semantic_status=_semantic_state(conn, vectors.model_id),
+    )
+
+
+def _semantic_state(conn: sqlite3.Connection, model_id: str) -> SemanticStatus:
+    """Ready when every stored window has a vector of ``model_id`` (two O(1) reads), else building."""
+    newest = conn.execute("SELECT max(id) FROM idx.windows").fetchone()[0]
+    progress = semantic_progress(conn, "idx")
+    embedded = progress[2] if progress is not None and progress[0] == model_id else 0
+    behind = newest is not None and embedded < int(newest)
+    return SemanticStatus("building" if behind else "ready", int(newest or 0), embedded, model_id)
 
 
 def execute(
-    conn: sqlite3.Connection, query: FtsQuery, scope: SearchScope, want: int, budget: SearchBudget
+    conn: sqlite3.Connection,
+    query: FtsQuery,
+    scope: SearchScope,
+    want: int,
+    budget: SearchBudget,
+    where: MatchFilter | None = None,
 ) -> SearchSnapshot:
     """Run ``query`` for ``scope``; ``want`` is how many conversations the caller will show."""
     require_index(conn)
-    where = _match_filter(conn, scope)
+    where = where or _match_filter(conn, scope)
     if where.conversation_ids == () or query.is_empty:
         return SearchSnapshot((), {})
     query = _expand_prefixes(conn, query, budget.expansion_budget)
@@ -100,6 +147,15 @@ def windows(
 ) -> dict[str, list[FoundMessage]]:
     """``message_windows`` of every conversation in ``anchors``, in one read."""
     return {cid: message_windows(conn, cid, ids, around=around) for cid, ids in anchors.items()}
+
+
+def scoped_participants(
+    conn: sqlite3.Connection, scope: SearchScope, words: Sequence[str]
+) -> dict[str, tuple[str, ...]]:
+    """Per word of ``words`` naming a speaker, the conversations ``scope`` may read where they speak."""
+    require_index(conn)
+    conversations = None if scope.everything else _match_filter(conn, scope).conversation_ids
+    return participants(conn, words, conversations, PARTICIPANT_CONVERSATIONS)
 
 
 def _match_filter(conn: sqlite3.Connection, scope: SearchScope) -> MatchFilter:

@@ -32,6 +32,10 @@ class StateSettings(BaseModel):
     index_coalesce_s: float = Field(default=0.02, ge=0.0)
     index_poll_s: float = Field(default=0.05, gt=0.0)
     index_takeover_s: float = Field(default=0.25, gt=0.0)
+    # The embedder sizes its batches to about this much model time (one sidecar transaction each) and
+    # looks for new windows this often when idle.
+    semantic_batch_s: float = Field(default=1.0, gt=0.0)
+    semantic_poll_s: float = Field(default=0.5, gt=0.0)
     # Appends slow down (a few ms each, only while an indexer is progressing) once this many messages
     # wait to be indexed, or the indexer would need more than index_target_lag_s at its recent pace to
     # catch up, so "searchable within ~2 s" holds even when writers saturate the CPU. 0 rows = off.

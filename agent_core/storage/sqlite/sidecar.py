@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .connection import connect
 from .settings import TrigramScope
+from .window_store import WINDOW_DDL, WindowWrites, apply_windows, clear_windows
 
 SIDECAR_DDL = (
     """CREATE TABLE IF NOT EXISTS progress (
@@ -28,6 +29,10 @@ SIDECAR_DDL = (
     """CREATE VIRTUAL TABLE IF NOT EXISTS fts_trigram USING fts5(
         body, content='', tokenize='trigram', detail='full')""",
 )
+# Version 2 added the search windows (window_store.py); a sidecar of version 1 is re-indexed so its
+# windows cover every message.
+SIDECAR_FORMAT = 2
+_FORMAT_DDL = "CREATE TABLE IF NOT EXISTS sidecar_format (version INTEGER NOT NULL)"
 FTS_TABLES = ("fts_porter", "fts_trigram")
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 
@@ -49,6 +54,8 @@ class PendingRow:
     role: str
     content: str | None
     tool_name: str | None
+    conversation_id: str = ""
+    segment_id: str = ""
 
 
 def searchable_text(row: PendingRow) -> str | None:
@@ -92,11 +99,15 @@ def open_sidecar(path: Path, *, busy_timeout_ms: int) -> sqlite3.Connection:
         if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
             with contextlib.suppress(sqlite3.OperationalError):
                 conn.execute("PRAGMA journal_mode=WAL")
-        if conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'progress'").fetchone()[0] == 0:
+        present = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"progress", "sidecar_format", "semantic_progress"} <= present:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                for statement in SIDECAR_DDL:
+                fresh = "progress" not in present
+                for statement in (*SIDECAR_DDL, *WINDOW_DDL, _FORMAT_DDL):
                     conn.execute(statement)
+                if fresh:  # empty, so every message it holds (none) has its windows
+                    conn.execute("INSERT INTO sidecar_format(version) VALUES (?)", (SIDECAR_FORMAT,))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -122,6 +133,12 @@ def remove_sidecar(path: Path) -> None:
             path.with_name(path.name + suffix).unlink()
 
 
+def format_version(conn: sqlite3.Connection) -> int:
+    """The sidecar's format (1 for a sidecar made before windows existed)."""
+    row = conn.execute("SELECT max(version) FROM sidecar_format").fetchone()
+    return int(row[0]) if row is not None and row[0] is not None else 1
+
+
 def read_progress(conn: sqlite3.Connection, schema: str = "main") -> Progress:
     row = conn.execute(
         f"SELECT db_uuid, last_id, trigram_scope FROM {schema}.progress WHERE id = 1"
@@ -137,6 +154,9 @@ def reset(conn: sqlite3.Connection, db_uuid: str, scope: TrigramScope) -> None:
     try:
         for table in FTS_TABLES:
             conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
+        clear_windows(conn)
+        conn.execute("DELETE FROM sidecar_format")
+        conn.execute("INSERT INTO sidecar_format(version) VALUES (?)", (SIDECAR_FORMAT,))
         _set_progress(conn, db_uuid, 0)
         conn.execute("UPDATE progress SET trigram_scope = ? WHERE id = 1", (scope,))
         conn.execute("COMMIT")
@@ -146,15 +166,22 @@ def reset(conn: sqlite3.Connection, db_uuid: str, scope: TrigramScope) -> None:
 
 
 def index_rows(
-    conn: sqlite3.Connection, rows: Sequence[PendingRow], db_uuid: str, scope: TrigramScope
+    conn: sqlite3.Connection,
+    rows: Sequence[PendingRow],
+    db_uuid: str,
+    scope: TrigramScope,
+    windows: WindowWrites | None = None,
 ) -> None:
-    """Add ``rows`` (ascending ids, all newer than the mark) to both indexes and advance the mark."""
+    """Add ``rows`` (ascending ids, all newer than the mark) to both indexes, store the windows they
+    complete, and advance the mark, in one transaction."""
     docs = [(row.id, text) for row in rows if (text := searchable_text(row)) is not None]
     trigram_docs = [(rowid, part) for rowid, text in docs if (part := trigram_text(text, scope)) is not None]
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.executemany("INSERT INTO fts_porter(rowid, body) VALUES (?, ?)", docs)
         conn.executemany("INSERT INTO fts_trigram(rowid, body) VALUES (?, ?)", trigram_docs)
+        if windows is not None:
+            apply_windows(conn, windows)
         _set_progress(conn, db_uuid, rows[-1].id)
         conn.execute("COMMIT")
     except BaseException:

@@ -36,7 +36,8 @@ from ..records import (
     StoreStats,
     TokenUsage,
 )
-from ..search_index import FoundMessage, SearchRequest, SearchSnapshot
+from ..search_index import FoundMessage, SearchRequest, SearchScope, SearchSnapshot
+from ..search_windows import Embedder, SemanticStatus
 from . import chain, conversations, fts_query, search_index
 from .cooldowns import clear_cooldown, get_cooldown, put_cooldown
 from .engine import StorePaths
@@ -45,8 +46,10 @@ from .integrity import check_at_start
 from .messages import clean_text, conversation_messages, prepare, set_api_content
 from .messages import segment_messages as read_segment_messages
 from .schema import Ladder
+from .semantic_reads import VectorCache, semantic_counts
 from .settings import StateSettings
-from .sidecar import committed_watermark
+from .sidecar import committed_watermark, open_sidecar
+from .window_store import forget_vectors
 from .workers import StoreWorkers
 
 T = TypeVar("T")
@@ -60,12 +63,20 @@ class StateStore:
     """
 
     def __init__(
-        self, home: Path, settings: StateSettings | None = None, *, ladders: Sequence[Ladder] = ()
+        self,
+        home: Path,
+        settings: StateSettings | None = None,
+        *,
+        ladders: Sequence[Ladder] = (),
+        embedder: Embedder | None = None,
     ) -> None:
-        """``ladders``: the schemas of other owners' tables in state.db, applied after the agent's."""
+        """``ladders``: the schemas of other owners' tables in state.db, applied after the agent's.
+        ``embedder``: the model that gives search windows their vectors (None: lexical search only)."""
         self._settings = settings or StateSettings()
         self.paths = StorePaths.for_home(home, self._settings)
-        self._workers = StoreWorkers(self.paths, self._settings, ladders)
+        self._workers = StoreWorkers(self.paths, self._settings, ladders, embedder)
+        self._embedder = embedder
+        self._vectors = VectorCache(embedder.model_id, embedder.dim) if embedder is not None else None
         self._damage: StateUnavailableError | None = None
 
     async def __aenter__(self) -> StateStore:
@@ -283,7 +294,51 @@ class StateStore:
 
     async def search_messages(self, request: SearchRequest) -> SearchSnapshot:
         """The visible messages matching the planned query in its scope, best first (SearchIndex)."""
-        return await self._read(lambda c: search_index.search_messages(c, request), with_index=True)
+        vectors = self._vectors
+        return await self._read(lambda c: search_index.search_messages(c, request, vectors), with_index=True)
+
+    async def participants(self, scope: SearchScope, words: Sequence[str]) -> Mapping[str, tuple[str, ...]]:
+        """Per word of ``words`` naming a speaker, the conversations in ``scope`` where they speak."""
+        if not words:
+            return {}
+        return await self._read(lambda c: search_index.scoped_participants(c, scope, words), with_index=True)
+
+    async def semantic_status(self) -> SemanticStatus:
+        """How many windows exist and how many carry a vector of this store's model."""
+        if self._embedder is None:
+            return SemanticStatus("off", detail="no embedding model configured")
+        model_id = self._embedder.model_id
+        try:
+            return await self._read(lambda c: semantic_counts(c, model_id), with_index=True)
+        except SearchIndexUnavailableError as exc:
+            return SemanticStatus("building", model_id=model_id, detail=str(exc))
+
+    async def rebuild_semantic(self) -> None:
+        """Forget every stored vector; the embedder (of whichever process holds its lock) embeds again."""
+
+        def forget() -> None:
+            conn = open_sidecar(self.paths.sidecar, busy_timeout_ms=max(self._settings.busy_timeout_ms, 2000))
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    forget_vectors(conn)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+            finally:
+                conn.close()
+
+        await asyncio.to_thread(forget)
+        embedder = self._workers.embedder
+        if embedder is not None:
+            embedder.notify()
+
+    @property
+    def embedding_rate(self) -> float:
+        """Windows this process embedded per second of model time (0 when it embedded none)."""
+        embedder = self._workers.embedder
+        return embedder.windows_per_s if embedder is not None else 0.0
 
     async def message_windows(
         self, anchors: Mapping[str, Sequence[int]], *, around: int

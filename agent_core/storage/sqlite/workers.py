@@ -17,7 +17,9 @@ from typing import TypeVar
 
 from ..errors import StoreClosedError
 from ..records import NewMessage, StoreStats, TokenUsage
+from ..search_windows import Embedder
 from .backpressure import IndexBackpressure
+from .embedder import CatchUpEmbedder
 from .engine import Engine, StorePaths, open_engine, translate_errors
 from .indexer import CatchUpIndexer
 from .messages import MessageAppender, prepare
@@ -33,7 +35,12 @@ class _Open:
     """The resources of an open store; they exist together or not at all."""
 
     def __init__(
-        self, engine: Engine, writer: ThreadPoolExecutor, paths: StorePaths, settings: StateSettings
+        self,
+        engine: Engine,
+        writer: ThreadPoolExecutor,
+        paths: StorePaths,
+        settings: StateSettings,
+        embedder: Embedder | None,
     ) -> None:
         self.engine = engine
         self.writer = writer
@@ -43,6 +50,11 @@ class _Open:
         self.indexer = (
             CatchUpIndexer(paths.db, paths.sidecar, settings, _LOG) if settings.index_enabled else None
         )
+        self.embedder = (
+            CatchUpEmbedder(paths.db, paths.sidecar, embedder, settings, _LOG)
+            if embedder is not None and settings.index_enabled
+            else None
+        )
         self.appender = MessageAppender()
         self.newest_id = 0
 
@@ -50,8 +62,15 @@ class _Open:
 class StoreWorkers:
     """Runs a store's SQLite work on its threads; every method raises StoreClosedError when closed."""
 
-    def __init__(self, paths: StorePaths, settings: StateSettings, ladders: Sequence[Ladder] = ()) -> None:
+    def __init__(
+        self,
+        paths: StorePaths,
+        settings: StateSettings,
+        ladders: Sequence[Ladder] = (),
+        embedder: Embedder | None = None,
+    ) -> None:
         self._paths = paths
+        self._embedder = embedder
         self._settings = settings
         self._ladders = tuple(ladders)
         self._round_trips = 0
@@ -66,15 +85,19 @@ class StoreWorkers:
         except BaseException:
             writer.shutdown(wait=False)
             raise
-        self._open = _Open(engine, writer, self._paths, self._settings)
+        self._open = _Open(engine, writer, self._paths, self._settings, self._embedder)
         if self._open.indexer is not None:
             self._open.indexer.start()
+        if self._open.embedder is not None:
+            self._open.embedder.start()
 
     async def close(self) -> None:
         state, self._open = self._open, None
         if state is None:
             return
         loop = asyncio.get_running_loop()
+        if state.embedder is not None:
+            await loop.run_in_executor(None, state.embedder.stop, 5.0)
         if state.indexer is not None:
             await loop.run_in_executor(None, state.indexer.stop, 5.0)
         # Reads still in flight (a caller that was cancelled leaves its read running on the pool's thread)
@@ -84,6 +107,11 @@ class StoreWorkers:
         await loop.run_in_executor(state.writer, state.backpressure.close)
         await loop.run_in_executor(state.writer, state.engine.close)
         state.writer.shutdown(wait=True)
+
+    @property
+    def embedder(self) -> CatchUpEmbedder | None:
+        """The open store's embedder thread, when it has a model (for progress reports)."""
+        return None if self._open is None else self._open.embedder
 
     @property
     def indexer(self) -> CatchUpIndexer | None:

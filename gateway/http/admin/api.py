@@ -167,7 +167,10 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
         ended = await agent.end_conversation(conversation_id, EndReason.RESET)
         return {"conversation_id": conversation_id, "reset": ended}
 
-    @router.get("/search", summary="Full-text search over every conversation (or one person's)")
+    @router.get(
+        "/search",
+        summary="Search every conversation (or one person's): full text fused with semantic recall",
+    )
     async def search(
         q: str = Query(min_length=1, max_length=500),
         person: str | None = None,
@@ -190,7 +193,8 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
             }
             for r in results.conversations
         ]
-        return {"query": q, "truncated": results.query_truncated, "conversations": found}
+        recall: dict[str, Any] = {"mode": results.mode, "note": results.note}
+        return {"query": q, "truncated": results.query_truncated, "recall": recall, "conversations": found}
 
     @router.get("/persons", summary="List persons with their accounts, oldest first")
     async def persons(

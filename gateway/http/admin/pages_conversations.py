@@ -38,10 +38,10 @@ def conversation_routes(router: APIRouter, console: Console) -> None:
         filters = {"platform": platform or "", "person": person or "", "state": state, "q": text}
         filters |= {"from": start.isoformat() if start else "", "to": end.isoformat() if end else ""}
         if text:
-            found, problem = await _search(console, text, person)
+            found, problem, recall = await _search(console, text, person)
             return console.render(
                 request, "conversations.html", session, filters=filters, found=found, problem=problem,
-                page=None, pager=None,
+                recall=recall, page=None, pager=None,
             )  # fmt: skip
         offset = page_offset(request)
         page = await backend.reads.conversations(
@@ -97,13 +97,17 @@ def conversation_routes(router: APIRouter, console: Console) -> None:
         )
 
 
-async def _search(console: Console, text: str, person: str | None) -> tuple[list[object], str | None]:
-    """Matching conversations (every person's, or ``person``'s) and a problem to show instead, if any."""
+async def _search(
+    console: Console, text: str, person: str | None
+) -> tuple[list[object], str | None, str | None]:
+    """Matching conversations (every person's, or ``person``'s), a problem to show instead, if any, and
+    why the search was lexical only, if it was."""
     scope = SearchScope.for_actor(Actor(person or "admin", is_admin=not person, label="admin"))
     try:
         results = await console.backend.search.search(text, scope, limit=_SEARCH_RESULTS, summarise=False)
     except SearchIndexUnavailableError:
-        return [], "The search index is being rebuilt; try again in a moment (see Overview › health)."
+        return [], "The search index is being rebuilt; try again in a moment (see Overview › health).", None
     except ValueError as exc:
         raise HTTPException(400, f"That search could not be run: {exc}") from exc
-    return list(results.conversations), None
+    recall = f"{results.mode.capitalize()} search: {results.note}." if results.note else None
+    return list(results.conversations), None, recall

@@ -28,8 +28,10 @@ from agent_core.storage.postgres.schema import AGENT_LADDER, migrate
 from agent_core.storage.postgres.search_index import PgSearchIndex
 from agent_core.storage.postgres.settings import PostgresSettings
 from agent_core.storage.postgres.store import PgAgentStore
+from agent_core.storage.postgres.window_worker import PgWindowWorker
 from agent_core.storage.records import StoreStats
 from agent_core.storage.search_index import SearchIndex
+from agent_core.storage.search_windows import Embedder
 from gateway.storage.admin_reads import AdminReads
 from gateway.storage.chat_conversations import ChatConversations
 from gateway.storage.checkpoints import CheckpointRepository
@@ -60,22 +62,34 @@ LADDERS = (AGENT_LADDER, GATEWAY_LADDER)
 
 
 @contextlib.asynccontextmanager
-async def open_postgres_storage(settings: PostgresSettings) -> AsyncIterator[PostgresStorage]:
-    """The database ``settings`` names, migrated to this program's schema, with every repository on it."""
+async def open_postgres_storage(
+    settings: PostgresSettings, *, embedder: Embedder | None = None
+) -> AsyncIterator[PostgresStorage]:
+    """The database ``settings`` names, migrated to this program's schema, with every repository on it.
+
+    ``embedder``: the model that gives search windows their vectors in the background (None: none)."""
     async with PgDatabase(settings) as db, open_document_pool(db) as documents:
         await migrate(db, LADDERS)
-        yield PostgresStorage(db, documents)
+        windows = PgWindowWorker(db, embedder)
+        windows.start()
+        try:
+            yield PostgresStorage(db, documents, embedder=embedder)
+        finally:
+            await windows.stop()
 
 
 class PostgresStorage:
     """Every repository of the storage port over one ``PgDatabase``."""
 
-    def __init__(self, db: PgDatabase, documents: PgDocumentPool) -> None:
-        """``documents``: the blocking pool memory documents and skills use (``open_document_pool``)."""
+    def __init__(
+        self, db: PgDatabase, documents: PgDocumentPool, *, embedder: Embedder | None = None
+    ) -> None:
+        """``documents``: the blocking pool memory documents and skills use (``open_document_pool``);
+        ``embedder``: the model of semantic searches (None: lexical only)."""
         self.db = db
         self.documents: MemoryDocuments = PgMemoryDocuments(documents)
         self.skills: SkillTexts = PgSkillTexts(documents)
-        search = PgSearchIndex(db)
+        search = PgSearchIndex(db, embedder)
         self.agent: AgentStorage = PgAgentStore(db)
         self.search: SearchIndex = search
         self.health: StoreHealth = PgHealth(db, search.health)

@@ -18,6 +18,7 @@ from agent_core.storage.facts import FactStore
 from agent_core.storage.health import StoreHealth
 from agent_core.storage.records import StoreStats
 from agent_core.storage.search_index import SearchIndex
+from agent_core.storage.search_windows import Embedder
 from agent_core.storage.sqlite import StateSettings, StateStore
 from agent_core.storage.sqlite.fact_store import SqliteFactStore
 from gateway.storage.queue import InboundLedger
@@ -38,9 +39,13 @@ from .schedules import SqliteSchedules
 from .schema import GATEWAY_LADDER
 
 
-def open_state_store(home: Path, settings: StateSettings | None = None) -> StateStore:
-    """A (not yet opened) store of ``home``'s state.db with the gateway's tables beside the agent's."""
-    return StateStore(home, settings, ladders=(GATEWAY_LADDER,))
+def open_state_store(
+    home: Path, settings: StateSettings | None = None, *, embedder: Embedder | None = None
+) -> StateStore:
+    """A (not yet opened) store of ``home``'s state.db with the gateway's tables beside the agent's.
+
+    ``embedder``: the model that gives search windows their vectors (None: lexical search only)."""
+    return StateStore(home, settings, ladders=(GATEWAY_LADDER,), embedder=embedder)
 
 
 DEFAULT_FACTS_FILE = "providers/local.db"

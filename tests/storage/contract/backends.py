@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_core.storage.search_windows import Embedder
 from gateway.config import StorageSettings
 from gateway.storage import Storage
 from gateway.storage import open_storage as open_configured_storage
@@ -40,17 +41,20 @@ class BackendUnderTest:
     kind: str
     spec: str
 
-    def open(self) -> contextlib.AbstractAsyncContextManager[Storage]:
-        return open_storage(self.spec)
+    def open(self, *, embedder: Embedder | None = None) -> contextlib.AbstractAsyncContextManager[Storage]:
+        """A handle on the data; ``embedder``: the model that embeds its search windows (None: none)."""
+        return open_storage(self.spec, embedder=embedder)
 
 
-def open_storage(spec: str) -> contextlib.AbstractAsyncContextManager[Storage]:
+def open_storage(
+    spec: str, *, embedder: Embedder | None = None
+) -> contextlib.AbstractAsyncContextManager[Storage]:
     """Open the storage a spec names (``<kind>:<home directory>``); usable from a spawned process."""
     kind, _, where = spec.partition(":")
     if kind not in BACKENDS or not where:
         raise ValueError(f"unknown backend spec {spec!r}; kinds: {', '.join(BACKEND_KINDS)}")
     home = Path(where)
-    return open_configured_storage(home, BACKENDS[kind].settings(home))
+    return open_configured_storage(home, BACKENDS[kind].settings(home), embedder=embedder)
 
 
 def backend_for(kind: str, home: Path) -> BackendUnderTest:
