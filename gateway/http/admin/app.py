@@ -29,6 +29,7 @@ from .pages_conversations import conversation_routes
 from .pages_operations import operations_routes
 from .pages_overview import overview_routes
 from .pages_persons import person_routes
+from .pages_schedules import schedule_routes
 from .pages_support import Console
 from .problems import install_handlers
 from .rendering import ConsolePages
@@ -75,6 +76,7 @@ def admin_app(
     conversation_routes(site, console)
     person_routes(site, console)
     operations_routes(site, console)
+    schedule_routes(site, console)
     docs_routes(site, console, api, bearer)
     app.include_router(site)
     app.include_router(api)

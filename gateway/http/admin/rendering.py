@@ -39,6 +39,9 @@ NOTICES = {
     "already-ended": "That conversation had already ended.",
     "saved": "Memory saved (scanned and recorded in the audit trail).",
     "signed-out": "Signed out.",
+    "scheduled": "Scheduled: it fires in its conversation, and its runs show below.",
+    "cancelled": "Schedule cancelled: it fires nothing more.",
+    "resent": "The run's reply is queued to be sent again (its task does not run again).",
     "expired": "Your sign-in expired or was ended; sign in again.",
 }
 

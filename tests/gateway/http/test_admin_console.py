@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -16,16 +17,17 @@ from pydantic import SecretStr
 
 from agent_core.storage import NewMessage, NewSegment, Principal, TokenUsage
 from gateway.config import AdminSettings, HttpSettings
+from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.http import AdminBackend, Metrics, Readiness, create_app, serve_http
 from gateway.http.admin.sessions import COOKIE, ConsoleSessions
-from gateway.runtime import Runtime
+from gateway.runtime import Runtime, build_gateway
 from gateway.storage.outbox import OutboxEntry
 from tests.gateway.delivery.recording_adapter import RecordingAdapter
 from tests.gateway.http.conftest import ADMIN_TOKEN
 
 PROBLEM = "application/problem+json"
 PAGES = ["/admin/", "/admin/ui/conversations", "/admin/ui/persons", "/admin/ui/pairing", "/admin/ui/skills",
-         "/admin/ui/audit", "/admin/ui/deliveries", "/admin/ui/api"]  # fmt: skip
+         "/admin/ui/audit", "/admin/ui/deliveries", "/admin/ui/api", "/admin/ui/schedules"]  # fmt: skip
 
 
 @dataclass
@@ -62,6 +64,7 @@ async def served_console(
         console=runtime.storage.console,
         skills=runtime.skills,
         leases=runtime.storage.adapter_leases,
+        schedules=runtime.schedules,
         settings=AdminSettings(timezone=timezone),
     )
     app = create_app(
@@ -332,3 +335,36 @@ async def test_the_overview_shows_adapter_owners_queue_usage_today_and_delivery_
     assert "yes" in telegram and "host-b" in telegram
     assert "<strong>100</strong> cache reads" in page and "150</span> in 1 model call" in page
     assert "1 reply could not be delivered" in page and "chat not found" in deliveries
+
+
+async def test_an_operator_schedules_a_message_sees_bad_input_named_and_cancels_it(console: Console) -> None:
+    said = InboundMessage(
+        event_id="w1", chat=ChatRef("web", "ada", ChatKind.DM), sender=UserRef("web", "ada"), text="hello",
+        message_id="w1", sent_at=time.time(),
+    )  # fmt: skip
+    conversation = (await build_gateway(console.runtime).pipeline.process(said)).conversation_id
+    assert conversation is not None
+    async with console.signed_in() as browser:
+        form = {"csrf": await csrf_of(browser, "/admin/ui/schedules"), "conversation": conversation,
+                "action": "message", "text": "Standup in 30 minutes"}  # fmt: skip
+        refused = await browser.post(
+            "/admin/ui/schedules", data={**form, "when": "cron", "value": "61 * * * *"}
+        )
+        assert refused.status_code == 422 and "61 * * * *" in refused.text  # says what could not be read
+
+        added = await browser.post("/admin/ui/schedules", data={**form, "when": "in", "value": "10 minutes"})
+        assert added.status_code == 303
+        page = await browser.get(added.headers["location"])
+        assert "Scheduled:" in page.text and "Standup in 30 minutes" in page.text and "active" in page.text
+        (schedule,) = await console.runtime.storage.schedules.find(conversation_id=conversation)
+        assert (schedule.created_by, schedule.state, schedule.action) == (
+            "admin:console",
+            "active",
+            "message",
+        )
+        assert "Standup in 30 minutes" in (await browser.get("/admin/ui/schedules")).text
+
+        csrf = await csrf_of(browser, f"/admin/ui/schedules/{schedule.id}")
+        cancelled = await browser.post(f"/admin/ui/schedules/{schedule.id}/cancel", data={"csrf": csrf})
+        assert cancelled.status_code == 303
+        assert (await console.runtime.storage.schedules.get(schedule.id)).state == "cancelled"  # type: ignore[union-attr]
