@@ -26,24 +26,18 @@ from gateway.contracts import (
     Capabilities,
     ChatKind,
     ChatRef,
-    InboundMessage,
     InboundSink,
     OutboundMessage,
     SendReceipt,
-    UserRef,
 )
 from gateway.sessions import KeyScope, SessionKey
-from gateway.webchat import ChannelNotStartedError, MessageRefusedError, ReplyTimeoutError
-from gateway.webchat.awaited_replies import ANSWER_KINDS, AwaitedReplies
+from gateway.webchat import ReplyTimeoutError
+from gateway.webchat.hand_off import ANSWER_KINDS, AwaitedReplies, hand_off
 
 from .answer import Answer, LiveAnswer
 
 API_CAPABILITIES = Capabilities(max_text_length=1_000_000)
 """One delivery is the whole answer: ``render`` never splits it."""
-_REFUSED = {
-    "rate_limited": "You're sending messages faster than I can keep up with; please wait and send it again.",
-    "denied": "Sorry, I only talk to people the operator of this bot has allowed.",
-}
 _LOG = logging.getLogger("mnemogate.api")
 
 Prepare = Callable[[], Awaitable[str | None]]
@@ -93,39 +87,16 @@ class ApiChannel(Adapter):
     async def submit(
         self, chat_id: str, text: str, client_message_id: str | None = None, *, model_text: str | None = None
     ) -> str:
-        """Hand one message to the gateway; returns the event id (stable for a retried client id).
-
-        Raises ``MessageRefusedError`` when the gateway refused it (rate limit, access): nothing was
-        stored, so the same ``client_message_id`` may be sent again later.
-        """
-        sink = self._sink
-        if sink is None:
-            raise ChannelNotStartedError(f"the {self.name} channel is not running")
-        event_id = f"{chat_id}:{client_message_id or secrets.token_hex(12)}"
-        now = time.time()
-        message = InboundMessage(
-            event_id=event_id,
-            chat=self.chat_ref(chat_id),
-            sender=UserRef(platform=self.name, user_id=chat_id),
-            text=text,
-            message_id=event_id,
-            sent_at=now,
-            caller_waits=True,
+        """Hand one message to the gateway (``hand_off``); returns the event id."""
+        event_id = await hand_off(
+            self._sink,
+            self.chat_ref(chat_id),
+            text,
+            self._unanswered,
+            client_message_id=client_message_id,
             model_text=model_text,
         )
-        # Awaited from before the hand-off: another host may run the turn and queue its reply before the
-        # sink returns here, and this host must already claim that reply at once.
-        self._unanswered.accepted(event_id)
-        try:
-            outcome = await sink(message)
-        except BaseException:
-            self._unanswered.answered(event_id)
-            raise
-        if outcome is not None and not outcome.accepted:
-            self._unanswered.answered(event_id)
-            default = _REFUSED.get(outcome.reason, "The message was not accepted.")
-            raise MessageRefusedError(outcome.reason, outcome.notice or default, outcome.retry_after_s)
-        self._last_inbound_at = now
+        self._last_inbound_at = time.time()
         return event_id
 
     def awaited_replies(self) -> frozenset[str]:

@@ -14,7 +14,6 @@ has not been delivered here yet, so the delivery loop of this process claims the
 
 from __future__ import annotations
 
-import secrets
 import time
 
 from gateway.contracts import (
@@ -23,22 +22,15 @@ from gateway.contracts import (
     Capabilities,
     ChatKind,
     ChatRef,
-    InboundMessage,
     InboundSink,
     OutboundMessage,
     SendReceipt,
-    UserRef,
 )
-from gateway.webchat.awaited_replies import AwaitedReplies
-from gateway.webchat.errors import ChannelNotStartedError, MessageRefusedError
 from gateway.webchat.feed import ChatFeed
+from gateway.webchat.hand_off import AwaitedReplies, hand_off
 
 # A browser renders any length; the cap only keeps one runaway reply from becoming one huge event.
 WEB_CAPABILITIES = Capabilities(max_text_length=100_000)
-_REFUSED = {
-    "rate_limited": "You're sending messages faster than I can keep up with; please wait and send it again.",
-    "denied": "Sorry, I only talk to people the operator of this bot has allowed.",
-}
 
 
 class WebChatAdapter(Adapter):
@@ -69,39 +61,11 @@ class WebChatAdapter(Adapter):
         return ChatRef(platform=self.name, chat_id=chat_id, kind=ChatKind.DM)
 
     async def submit(self, chat_id: str, text: str, client_message_id: str | None = None) -> str:
-        """Hand one message to the gateway; returns the event id (stable for a retried client id).
-
-        Raises ``MessageRefusedError`` when the gateway refused it (rate limit, access): nothing was
-        stored, so the same ``client_message_id`` may be sent again later.
-        """
-        sink = self._sink
-        if sink is None:
-            raise ChannelNotStartedError(f"the {self.name} channel is not running")
-        # Scoped by chat so one browser's client ids can never collide with another's in the ledger.
-        event_id = f"{chat_id}:{client_message_id or secrets.token_hex(12)}"
-        now = time.time()
-        message = InboundMessage(
-            event_id=event_id,
-            chat=self.chat_ref(chat_id),
-            sender=UserRef(platform=self.name, user_id=chat_id),
-            text=text,
-            message_id=event_id,
-            sent_at=now,
-            caller_waits=True,
+        """Hand one message to the gateway (``hand_off``); returns the event id."""
+        event_id = await hand_off(
+            self._sink, self.chat_ref(chat_id), text, self._awaited, client_message_id=client_message_id
         )
-        # Awaited from before the hand-off: another host may run the turn and queue its reply before the
-        # sink returns here, and this host must already claim that reply at once.
-        self._awaited.accepted(event_id)
-        try:
-            outcome = await sink(message)
-        except BaseException:
-            self._awaited.answered(event_id)
-            raise
-        if outcome is not None and not outcome.accepted:
-            self._awaited.answered(event_id)
-            default = _REFUSED.get(outcome.reason, "The message was not accepted.")
-            raise MessageRefusedError(outcome.reason, outcome.notice or default, outcome.retry_after_s)
-        self._last_inbound_at = now
+        self._last_inbound_at = time.time()
         return event_id
 
     def awaited_replies(self) -> frozenset[str]:

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 
 from gateway.contracts import Capabilities, ChatRef, OutboundMessage, SendReceipt
 from gateway.webchat.adapter import WebChatAdapter
-from gateway.webchat.awaited_replies import AWAITED_MAX
 from gateway.webchat.feed import ChatFeed
+from gateway.webchat.hand_off import AWAITED_MAX
 from gateway.webchat.rendering import render_html, sanitise_html
 
 BROWSER_CAPABILITIES = Capabilities(max_text_length=400_000, can_edit=True, marks_final_edit=True)
