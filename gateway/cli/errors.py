@@ -7,6 +7,7 @@ from agent_core.memory import MemoryStoreError
 from agent_core.storage import StateError
 from gateway.config import ConfigError
 from gateway.contracts import AdapterConfigError
+from gateway.export import ExportError
 from gateway.identity import ClientKeyError
 from gateway.schedules import ScheduleError
 
@@ -18,4 +19,5 @@ USER_FACING_ERRORS: tuple[type[Exception], ...] = (
     AdapterConfigError,
     ClientKeyError,
     ScheduleError,
+    ExportError,
 )

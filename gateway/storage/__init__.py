@@ -47,6 +47,7 @@ from .outbox import (
     ReplyRouting,
 )
 from .pairing import PairingDecision, PairingRepository, PairingRequest, PairingState, PairingTicket
+from .person_data import PersonData, UsageRecord
 from .queue import (
     Admission,
     AdmissionRule,
@@ -119,6 +120,7 @@ __all__ = [
     "PairingRequest",
     "PairingState",
     "PairingTicket",
+    "PersonData",
     "PersonRow",
     "Placement",
     "QueueState",
@@ -135,6 +137,7 @@ __all__ = [
     "TranscriptImport",
     "TurnQueueRepository",
     "TurnRequest",
+    "UsageRecord",
     "Wakeups",
     "open_storage",
 ]

@@ -27,6 +27,7 @@ from .identity import IdentityRepository
 from .imports import TranscriptImport
 from .outbox import OutboxRepository
 from .pairing import PairingRepository
+from .person_data import PersonData
 from .queue import InboundLedger, TurnQueueRepository
 from .schedules import ScheduleRepository
 from .wakeups import Wakeups
@@ -98,6 +99,11 @@ class Storage(Protocol):
     @property
     def console(self) -> ConsoleReads:
         """What the admin console reads besides ``admin``: full transcripts, activity, usage, audit log."""
+        ...
+
+    @property
+    def person_data(self) -> PersonData:
+        """Person-scoped reads for an export: their usage, their words in others' conversations."""
         ...
 
     @property

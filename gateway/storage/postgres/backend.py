@@ -40,6 +40,7 @@ from gateway.storage.identity import IdentityRepository
 from gateway.storage.imports import TranscriptImport
 from gateway.storage.outbox import OutboxRepository
 from gateway.storage.pairing import PairingRepository
+from gateway.storage.person_data import PersonData
 from gateway.storage.queue import InboundLedger, TurnQueueRepository
 from gateway.storage.schedules import ScheduleRepository
 
@@ -52,6 +53,7 @@ from .console_reads import PgConsoleReads
 from .importer import PgTranscriptImport
 from .outbox import PgOutbox
 from .pairing import PgPairing
+from .person_data import PgPersonData
 from .persons import PgIdentity
 from .queue import PgTurnQueue
 from .schedules import PgSchedules
@@ -107,6 +109,7 @@ class PostgresStorage:
         self.admin: AdminReads = PgAdminReads(db)
         self.chats: ChatConversations = PgChatConversations(db)
         self.console: ConsoleReads = PgConsoleReads(db)
+        self.person_data: PersonData = PgPersonData(db)
         self.imports: TranscriptImport = PgTranscriptImport(db)
         self.schedules: ScheduleRepository = PgSchedules(db)
 

@@ -34,6 +34,7 @@ from .importer import SqliteTranscriptImport
 from .jobs import SqliteTurnQueue
 from .outbox import SqliteOutbox
 from .pairing import SqlitePairing
+from .person_data import SqlitePersonData
 from .persons import SqliteIdentity
 from .schedules import SqliteSchedules
 from .schema import GATEWAY_LADDER
@@ -85,6 +86,7 @@ class SqliteStorage:
         self.admin = SqliteAdminReads(state)
         self.chats = SqliteChatConversations(state)
         self.console = SqliteConsoleReads(state)
+        self.person_data = SqlitePersonData(state)
         self.imports = SqliteTranscriptImport(state)
         self.schedules = SqliteSchedules(state)
 
