@@ -31,6 +31,7 @@ from gateway.delivery import (
     DeliveryLoop,
     StreamRegistry,
 )
+from gateway.export import PersonExporter
 from gateway.http import create_app, serve_http
 from gateway.http.admin import AdminBackend
 from gateway.http.metrics import Metrics
@@ -134,6 +135,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 skills=runtime.skills,
                 leases=runtime.storage.adapter_leases,
                 schedules=runtime.schedules,
+                export=PersonExporter.configured(runtime.storage, home.root, settings),
                 settings=settings.admin,
             ),
             reads=runtime.storage.admin,

@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_core.memory import MemoryLayout
 from gateway.cli.context import CommandContext
 from gateway.export import ExportSummary, PersonExporter
 from gateway.storage import open_storage
@@ -50,10 +49,5 @@ async def _export(context: CommandContext, person_id: str, out: Path, *, force: 
     async with open_storage(
         context.home.ensure().root, settings.storage, facts_file=provider.local.db_path
     ) as storage:
-        exporter = PersonExporter(
-            storage,
-            MemoryLayout(context.home.root, settings.memory),
-            include_facts=provider.name == "local",
-            backend=settings.storage.backend,
-        )
+        exporter = PersonExporter.configured(storage, context.home.root, settings)
         return await exporter.export(person_id, out, force=force)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agent_core.memory import MemoryLayout, MemoryStoreError, Target, serialise_entries
+from gateway.config import Settings
 from gateway.storage import MAX_PAGE, Storage
 
 from . import layout
@@ -60,6 +61,16 @@ class PersonExporter:
         provider is configured, so its facts are exported too; ``backend``: named in the manifest."""
         self._storage = storage
         self._sources = _Sources(storage, memory, include_facts, backend)
+
+    @classmethod
+    def configured(cls, storage: Storage, home: Path, settings: Settings) -> PersonExporter:
+        """The exporter of a deployment: its memory layout, its provider's facts when that is ``local``."""
+        return cls(
+            storage,
+            MemoryLayout(home, settings.memory),
+            include_facts=settings.memory.provider.name == "local",
+            backend=settings.storage.backend,
+        )
 
     async def export(self, person_id: str, out: Path, *, force: bool = False) -> ExportSummary:
         """Write the archive of ``person_id`` to ``out`` (replacing an existing file only with ``force``).

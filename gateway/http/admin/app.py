@@ -22,6 +22,7 @@ from gateway.http.readiness import ReadinessCheck
 from .api import admin_router
 from .backend import AdminBackend
 from .clock import ConsoleClock
+from .export_routes import export_api_router, export_console_routes
 from .guards import ConsoleGuard, SignInRequired, sign_in_location
 from .openapi_docs import docs_routes
 from .pages_auth import auth_routes
@@ -70,11 +71,13 @@ def admin_app(
     api = admin_router(backend, bearer)
     if backend.schedules is not None:
         api.include_router(schedule_router(backend.schedules, bearer))
+    api.include_router(export_api_router(backend, bearer))
     site = APIRouter()
     auth_routes(site, console)
     overview_routes(site, console, readiness=readiness, metrics=metrics)
     conversation_routes(site, console)
     person_routes(site, console)
+    export_console_routes(site, backend)
     operations_routes(site, console)
     schedule_routes(site, console)
     docs_routes(site, console, api, bearer)
