@@ -50,6 +50,7 @@ from .search_reads import (
     capped_counts,
     conversation_infos,
     estimated_matches,
+    index_scans_only,
     invalid_indexes,
     message_windows,
     newest_message_id,
@@ -224,12 +225,13 @@ async def search(
         return SearchSnapshot((), {})
     plan = _Plan(where, max(60, request.want * 20), request.budget.rank_window, await newest_message_id(conn))
     found: Found = {}
-    for index, role in _PRIMARY:
-        await _rank_into(found, conn, query, index, role, plan)
-    if len({row.conversation_id for row, _ in found.values()}) < request.want:
-        fallback: Found = {}
-        await _rank_into(fallback, conn, query, *_FALLBACK, plan)
-        found.update({i: hit for i, hit in fallback.items() if i not in found})
+    async with index_scans_only(conn):
+        for index, role in _PRIMARY:
+            await _rank_into(found, conn, query, index, role, plan)
+        if len({row.conversation_id for row, _ in found.values()}) < request.want:
+            fallback: Found = {}
+            await _rank_into(fallback, conn, query, *_FALLBACK, plan)
+            found.update({i: hit for i, hit in fallback.items() if i not in found})
     hits = sorted(
         (SearchHit(row, score) for row, score in found.values()), key=lambda h: (h.score, -h.message.id)
     )
