@@ -39,6 +39,9 @@ _MATCH: dict[PgIndex, LiteralString] = {
     PgIndex.GRAMS: "m.search_vector @@ {}",
     PgIndex.TRIGRAM: _TEXT + " ILIKE {}",
 }
+# A substring with no letter that has case (CJK, digits, punctuation) matches the same rows with LIKE, which
+# skips case-folding every candidate text (a third of the recheck of 2,400 CJK matches).
+_CASELESS_MATCH: LiteralString = _TEXT + " LIKE {}"
 # What ranking reads of each window row: the vector, or the text already case-folded once.
 _PAYLOAD: dict[PgIndex, LiteralString] = {
     PgIndex.VECTOR: "m.search_vector",
@@ -209,12 +212,13 @@ async def estimated_matches(
 
 async def capped_counts(conn: Conn, index: PgIndex, clauses: Sequence[PgClause], cap: int) -> list[int]:
     """How many messages each clause matches on its own, counting at most ``cap`` (one statement)."""
-    match = _MATCH[index]
     counts = joined(
         ", ",
         (
             formatted(
-                "(SELECT count(*) FROM (SELECT 1 FROM messages AS m WHERE " + match + " LIMIT {}) AS s)",
+                "(SELECT count(*) FROM (SELECT 1 FROM messages AS m WHERE "
+                + _match(index, c)
+                + " LIMIT {}) AS s)",
                 c.query,
                 Fragment.value(cap),
             )
@@ -336,11 +340,17 @@ def _conditions(
     index: PgIndex, clauses: Sequence[PgClause], excluded: Sequence[PgClause]
 ) -> tuple[Fragment, Fragment]:
     """(any of ``clauses`` matches, none of ``excluded`` does) as conditions on ``messages AS m``."""
-    match = _MATCH[index]
-    matching = joined(" OR ", (formatted(match, c.query) for c in clauses))
+    matching = joined(" OR ", (formatted(_match(index, c), c.query) for c in clauses))
     if not excluded:
         return matching, Fragment(sql.SQL("true"))
-    return matching, formatted("NOT ({})", joined(" OR ", (formatted(match, c.query) for c in excluded)))
+    return matching, formatted(
+        "NOT ({})", joined(" OR ", (formatted(_match(index, c), c.query) for c in excluded))
+    )
+
+
+def _match(index: PgIndex, clause: PgClause) -> LiteralString:
+    """The condition ``clause`` puts on ``messages AS m`` (its query is the one field)."""
+    return _CASELESS_MATCH if index is PgIndex.TRIGRAM and clause.caseless else _MATCH[index]
 
 
 def _filter(where: MatchFilter) -> Fragment:
