@@ -36,7 +36,7 @@ def run_export(context: CommandContext) -> int:
     summary = asyncio.run(_export(context, args.person, args.out.absolute(), force=args.force))
     if args.json:
         body = {"path": str(summary.path), "person_id": summary.person_id, "bytes": summary.bytes}
-        print(json.dumps({**body, "counts": summary.counts}, ensure_ascii=False))
+        print(json.dumps({**body, "counts": dict(summary.counts)}, ensure_ascii=False))
         return 0
     counts = ", ".join(f"{value} {name.replace('_', ' ')}" for name, value in summary.counts.items())
     print(f"exported person {summary.person_id} to {summary.path} ({summary.bytes:,} bytes): {counts}")

@@ -15,9 +15,10 @@ import asyncio
 import dataclasses
 import functools
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from agent_core.memory import MemoryLayout, MemoryStoreError, Target, serialise_entries
@@ -39,7 +40,7 @@ class ExportSummary:
     path: Path
     person_id: str
     bytes: int
-    counts: dict[str, int]
+    counts: Mapping[str, int]
 
 
 def plain(record: Any) -> Any:
@@ -82,7 +83,7 @@ class PersonExporter:
         with writer:
             counts = await _Run(self._sources, person_id, writer).write_all()
             size = await asyncio.to_thread(writer.finish)
-        return ExportSummary(out, person_id, size, counts)
+        return ExportSummary(out, person_id, size, MappingProxyType(dict(counts)))
 
     async def _known(self, person_id: str) -> None:
         if await self._storage.admin.person(person_id) is not None:

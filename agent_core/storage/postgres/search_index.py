@@ -50,12 +50,12 @@ from .search_reads import (
     capped_counts,
     conversation_infos,
     estimated_matches,
-    index_scans_only,
     invalid_indexes,
     message_windows,
     newest_message_id,
     participant_conversations,
     ranked_matches,
+    ranked_read_settings,
     settled_message_id,
     visible_messages,
 )
@@ -225,7 +225,7 @@ async def search(
         return SearchSnapshot((), {})
     plan = _Plan(where, max(60, request.want * 20), request.budget.rank_window, await newest_message_id(conn))
     found: Found = {}
-    async with index_scans_only(conn):
+    async with ranked_read_settings(conn):
         for index, role in _PRIMARY:
             await _rank_into(found, conn, query, index, role, plan)
         if len({row.conversation_id for row, _ in found.values()}) < request.want:

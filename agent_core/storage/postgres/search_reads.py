@@ -128,19 +128,32 @@ class RankedMatches:
     matched: int
 
 
+_READ_SETTINGS: LiteralString = (
+    "SELECT current_setting('enable_seqscan'), current_setting('max_parallel_workers_per_gather')"
+)
+_SET_SETTINGS: LiteralString = (
+    "SELECT set_config('enable_seqscan', %s, true), set_config('max_parallel_workers_per_gather', %s, true)"
+)
+
+
 @contextlib.asynccontextmanager
-async def index_scans_only(conn: Conn) -> AsyncIterator[None]:
-    """While entered, this transaction's plans read ``messages`` through an index wherever one can serve.
+async def ranked_read_settings(conn: Conn) -> AsyncIterator[None]:
+    """While entered, this transaction's plans read ``messages`` through an index wherever one can serve,
+    and in the one backend process.
 
     A ranked read that sorts its matches reads them through the search index (a bitmap of the matching
-    rows); with statistics that count thousands of matches the planner costs that above a sequential scan of
-    the whole table, which then tests every message against every clause (0.1 s at 100,000 messages where
-    the bitmap reads the 4,600 matches in 20 ms). The setting is dropped again on leaving, so the semantic
-    side of the same snapshot plans as usual (after an error the transaction's rollback drops it).
+    rows); with statistics that count thousands of matches the planner costs that above a sequential scan
+    of the whole table, which then tests every message against every clause (0.1 s at 100,000 messages
+    where the bitmap reads the 4,600 matches in 20 ms). Parallel workers buy nothing for a window of a few
+    thousand rows and cost each search their start-up and a share of the server's worker budget, which
+    every turn's search draws on at once. The settings are put back on leaving, so the semantic side of
+    the same snapshot plans as usual (after an error the transaction's rollback drops them).
     """
-    await conn.execute("SET LOCAL enable_seqscan = off")
+    row = await (await conn.execute(_READ_SETTINGS)).fetchone()
+    await conn.execute(_SET_SETTINGS, ("off", "0"))
     yield
-    await conn.execute("SET LOCAL enable_seqscan TO DEFAULT")
+    if row is not None:
+        await conn.execute(_SET_SETTINGS, (str(row[0]), str(row[1])))
 
 
 async def participant_conversations(conn: Conn, person_id: str) -> list[str]:
