@@ -55,8 +55,8 @@ from .search_reads import (
     newest_message_id,
     participant_conversations,
     ranked_matches,
-    ranked_read_settings,
     settled_message_id,
+    start_ranked_reads,
     visible_messages,
 )
 from .window_builder import Horizon, build_batch
@@ -223,15 +223,15 @@ async def search(
     where = where or await _match_filter(conn, request.scope)
     if where.conversation_ids == ():
         return SearchSnapshot((), {})
-    plan = _Plan(where, max(60, request.want * 20), request.budget.rank_window, await newest_message_id(conn))
+    newest = await start_ranked_reads(conn)
+    plan = _Plan(where, max(60, request.want * 20), request.budget.rank_window, newest)
     found: Found = {}
-    async with ranked_read_settings(conn):
-        for index, role in _PRIMARY:
-            await _rank_into(found, conn, query, index, role, plan)
-        if len({row.conversation_id for row, _ in found.values()}) < request.want:
-            fallback: Found = {}
-            await _rank_into(fallback, conn, query, *_FALLBACK, plan)
-            found.update({i: hit for i, hit in fallback.items() if i not in found})
+    for index, role in _PRIMARY:
+        await _rank_into(found, conn, query, index, role, plan)
+    if len({row.conversation_id for row, _ in found.values()}) < request.want:
+        fallback: Found = {}
+        await _rank_into(fallback, conn, query, *_FALLBACK, plan)
+        found.update({i: hit for i, hit in fallback.items() if i not in found})
     hits = sorted(
         (SearchHit(row, score) for row, score in found.values()), key=lambda h: (h.score, -h.message.id)
     )

@@ -21,9 +21,8 @@ whenever the window holds every match, which is when ranking matters most.
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, LiteralString
 
@@ -128,32 +127,25 @@ class RankedMatches:
     matched: int
 
 
-_READ_SETTINGS: LiteralString = (
-    "SELECT current_setting('enable_seqscan'), current_setting('max_parallel_workers_per_gather')"
-)
-_SET_SETTINGS: LiteralString = (
-    "SELECT set_config('enable_seqscan', %s, true), set_config('max_parallel_workers_per_gather', %s, true)"
-)
-
-
-@contextlib.asynccontextmanager
-async def ranked_read_settings(conn: Conn) -> AsyncIterator[None]:
-    """While entered, this transaction's plans read ``messages`` through an index wherever one can serve,
-    and in the one backend process.
+async def start_ranked_reads(conn: Conn) -> int:
+    """The newest message id; from here to the end of this read-only transaction (the search's snapshot),
+    plans read through an index wherever one can serve, in the one backend process (same round trip).
 
     A ranked read that sorts its matches reads them through the search index (a bitmap of the matching
     rows); with statistics that count thousands of matches the planner costs that above a sequential scan
     of the whole table, which then tests every message against every clause (0.1 s at 100,000 messages
     where the bitmap reads the 4,600 matches in 20 ms). Parallel workers buy nothing for a window of a few
     thousand rows and cost each search their start-up and a share of the server's worker budget, which
-    every turn's search draws on at once. The settings are put back on leaving, so the semantic side of
-    the same snapshot plans as usual (after an error the transaction's rollback drops them).
+    every turn's search draws on at once. Every later read of a search (windows, vectors loaded by id,
+    conversations by id) is an index lookup anyway; the settings end with the transaction.
     """
-    row = await (await conn.execute(_READ_SETTINGS)).fetchone()
-    await conn.execute(_SET_SETTINGS, ("off", "0"))
-    yield
-    if row is not None:
-        await conn.execute(_SET_SETTINGS, (str(row[0]), str(row[1])))
+    row = await (
+        await conn.execute(
+            "SELECT (SELECT coalesce(max(id), 0) FROM messages), set_config('enable_seqscan', 'off', true),"
+            " set_config('max_parallel_workers_per_gather', '0', true)"
+        )
+    ).fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 async def participant_conversations(conn: Conn, person_id: str) -> list[str]:
