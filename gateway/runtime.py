@@ -25,6 +25,7 @@ from agent_core.tools import builtin_registry
 from gateway.access import AccessControl, RateLimiter
 from gateway.adapter_supervisor import SupervisedAdapter
 from gateway.adapters_config import build_adapters
+from gateway.budgets import BudgetPolicy
 from gateway.config import Home, Settings
 from gateway.contracts import Adapter
 from gateway.delivery import (
@@ -246,7 +247,13 @@ def worker_pool(runtime: Runtime, agent: TurnAgent | None = None) -> WorkerPool:
         agent=agent or runtime.agent,
         signals=runtime.signals,
         settings=runtime.settings.queue,
+        budget=budget_gate(runtime.settings),
     )
+
+
+def budget_gate(settings: Settings) -> BudgetPolicy | None:
+    """The budget every claim asks (None when no limit is configured: claims skip budgets entirely)."""
+    return BudgetPolicy(settings.budgets) if settings.budgets.enabled else None
 
 
 def configured_adapters(settings: Settings) -> dict[str, Adapter]:

@@ -34,6 +34,7 @@ from agent_core.search.settings import SearchSettings
 from agent_core.storage.sqlite.settings import StateSettings
 from gateway.access.settings import AccessSettings, RateLimitSettings
 from gateway.adapters_config import with_environment_credentials
+from gateway.budgets.settings import BudgetSettings
 from gateway.config.storage import StorageSettings, legacy_state_notes, merge_legacy_state, migration_hint
 from gateway.delivery.settings import AdapterSettings, DeliverySettings
 from gateway.inbound.settings import SessionSettings
@@ -140,6 +141,7 @@ class Settings(BaseSettings):
     sessions: SessionSettings = Field(default_factory=SessionSettings)
     adapters: dict[str, AdapterSettings] = Field(default_factory=dict)
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    budgets: BudgetSettings = Field(default_factory=BudgetSettings)
 
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")

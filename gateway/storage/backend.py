@@ -19,6 +19,7 @@ from agent_core.storage.search_index import SearchIndex
 
 from .adapter_leases import AdapterLeaseRepository
 from .admin_reads import AdminReads
+from .budgets import BudgetLedger
 from .chat_conversations import ChatConversations
 from .checkpoints import CheckpointRepository
 from .client_keys import ClientKeyStore
@@ -103,6 +104,11 @@ class Storage(Protocol):
     @property
     def schedules(self) -> ScheduleRepository:
         """Reminders and scheduled turns, their runs, and persons' time zones."""
+        ...
+
+    @property
+    def budgets(self) -> BudgetLedger:
+        """Spend per budget scope and the refusals budgets made (the claim itself enforces them)."""
         ...
 
     @property

@@ -33,6 +33,7 @@ from agent_core.storage.records import StoreStats
 from agent_core.storage.search_index import SearchIndex
 from agent_core.storage.search_windows import Embedder
 from gateway.storage.admin_reads import AdminReads
+from gateway.storage.budgets import BudgetLedger
 from gateway.storage.chat_conversations import ChatConversations
 from gateway.storage.checkpoints import CheckpointRepository
 from gateway.storage.console_reads import ConsoleReads
@@ -45,6 +46,7 @@ from gateway.storage.schedules import ScheduleRepository
 
 from .adapter_leases import PgAdapterLeases
 from .admin_reads import PgAdminReads
+from .budgets import PgBudgetLedger
 from .chat_conversations import PgChatConversations
 from .checkpoints import PgCheckpoints
 from .client_keys import PgClientKey
@@ -109,6 +111,7 @@ class PostgresStorage:
         self.console: ConsoleReads = PgConsoleReads(db)
         self.imports: TranscriptImport = PgTranscriptImport(db)
         self.schedules: ScheduleRepository = PgSchedules(db)
+        self.budgets: BudgetLedger = PgBudgetLedger(db)
 
     def stats(self) -> StoreStats:
         """This process's counters; ``round_trips`` counts transactions (each several network hops)."""

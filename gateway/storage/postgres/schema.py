@@ -127,6 +127,20 @@ _CLIENT_KEY: tuple[LiteralString, ...] = (
         created_at double precision NOT NULL)""",
 )
 
+# Budgets: one notice per person, limit and period (the primary key is the "notified for this period"
+# guard, and its rows with a future reset are the refusals in force), refusals counted by scope kind, and
+# a person's recent jobs found by index (their largest recent turn is the budget's estimate).
+_BUDGETS: tuple[LiteralString, ...] = (
+    """CREATE TABLE budget_notices (
+        person_id text NOT NULL, scope_key text NOT NULL, limit_name text NOT NULL,
+        period_start double precision NOT NULL, resets_at double precision NOT NULL,
+        notified_at double precision NOT NULL, job_id bigint,
+        PRIMARY KEY (person_id, scope_key, limit_name, period_start))""",
+    "CREATE INDEX budget_notices_resets ON budget_notices(resets_at)",
+    "CREATE TABLE budget_refusals (scope_kind text PRIMARY KEY, refused bigint NOT NULL)",
+    "CREATE INDEX turn_jobs_person ON turn_jobs(person_id, id)",
+)
+
 GATEWAY_LADDER = PgLadder(
     owner="gateway",
     version_table="gateway_schema_version",
@@ -144,5 +158,8 @@ GATEWAY_LADDER = PgLadder(
         ),
         PgMigration(4, "gateway: the client key every host hashes cookies and API tokens with", _CLIENT_KEY),
         PgMigration(5, "schedules: reminders and scheduled turns, their runs, time zones", _SCHEDULES),
+        PgMigration(
+            6, "budgets: one notice per limit and period, refusals, a person's recent jobs", _BUDGETS
+        ),
     ),
 )

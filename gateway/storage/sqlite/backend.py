@@ -26,6 +26,7 @@ from gateway.storage.wakeups import NoWakeups
 
 from .adapter_leases import SqliteAdapterLeases
 from .admin_reads import SqliteAdminReads
+from .budgets import SqliteBudgetLedger
 from .chat_conversations import SqliteChatConversations
 from .checkpoints import SqliteCheckpoints
 from .client_key_file import KEY_FILENAME, ClientKeyFile
@@ -87,6 +88,7 @@ class SqliteStorage:
         self.console = SqliteConsoleReads(state)
         self.imports = SqliteTranscriptImport(state)
         self.schedules = SqliteSchedules(state)
+        self.budgets = SqliteBudgetLedger(state)
 
     def stats(self) -> StoreStats:
         """This process's state.db counters (write retries, commits, round trips, indexer activity)."""

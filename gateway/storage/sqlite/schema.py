@@ -161,6 +161,20 @@ _CHAT_WINDOWS = (
 )
 
 
+# Budgets: one notice per person, limit and period (the primary key is the "notified for this period"
+# guard, and its rows with a future reset are the refusals in force), refusals counted by scope kind, and
+# a person's recent jobs found by index (their largest recent turn is the budget's estimate).
+_BUDGETS = (
+    """CREATE TABLE budget_notices (
+        person_id TEXT NOT NULL, scope_key TEXT NOT NULL, limit_name TEXT NOT NULL,
+        period_start REAL NOT NULL, resets_at REAL NOT NULL, notified_at REAL NOT NULL, job_id INTEGER,
+        PRIMARY KEY (person_id, scope_key, limit_name, period_start)) WITHOUT ROWID""",
+    "CREATE INDEX budget_notices_resets ON budget_notices(resets_at)",
+    "CREATE TABLE budget_refusals (scope_kind TEXT PRIMARY KEY, refused INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE INDEX turn_jobs_person ON turn_jobs(person_id, id)",
+)
+
+
 GATEWAY_LADDER = Ladder(
     owner="gateway",
     version_table="gateway_schema_version",
@@ -178,5 +192,6 @@ GATEWAY_LADDER = Ladder(
         Migration(10, "queue: held messages keep their request bytes (api_content)", _HELD_REQUEST_BYTES),
         Migration(11, "chat windows: command text of command replies, reopened conversations", _CHAT_WINDOWS),
         Migration(12, "schedules: reminders and scheduled turns, their runs, time zones", _SCHEDULES),
+        Migration(13, "budgets: one notice per limit and period, refusals, a person's recent jobs", _BUDGETS),
     ),
 )
