@@ -24,6 +24,7 @@ from gateway.access import NewPersonBudget
 from gateway.adapter_checkpoints import StateCheckpoints
 from gateway.adapter_ownership import LeasedAdapter
 from gateway.api import ApiChannel, ServedModel
+from gateway.budgets import BudgetPolicy
 from gateway.config import Home, Settings
 from gateway.contracts import Adapter
 from gateway.delivery import (
@@ -33,6 +34,7 @@ from gateway.delivery import (
 )
 from gateway.http import create_app, serve_http
 from gateway.http.admin import AdminBackend
+from gateway.http.budget_metrics import BudgetMetrics
 from gateway.http.metrics import Metrics
 from gateway.http.readiness import Probe, Readiness, adapters_probe, search_probe, state_probe
 from gateway.identity import ClientKey, rekey_legacy_web_accounts
@@ -85,6 +87,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         adapters: dict[str, Adapter] = {"web": web, "api": api, **platforms}
         metrics.watch_adapters(platforms)
         metrics.watch_leases(runtime.storage.adapter_leases, leases_held(platforms))
+        metrics.watch_budgets(BudgetMetrics(BudgetPolicy(settings.budgets), runtime.storage.budgets))
         # Exit runs in reverse: HTTP stops taking messages, the pool drains, delivery sends what the
         # drained turns queued, and only then do the adapters disconnect (a leased one stops its own
         # delivery first, then releases its lease).
@@ -134,6 +137,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 skills=runtime.skills,
                 leases=runtime.storage.adapter_leases,
                 schedules=runtime.schedules,
+                budgets=runtime.storage.budgets,
                 settings=settings.admin,
             ),
             reads=runtime.storage.admin,

@@ -22,6 +22,8 @@ from gateway.contracts import Adapter, AdapterHealth
 from gateway.storage.adapter_leases import AdapterLeaseRepository, AdapterOwner
 from gateway.storage.admin_reads import AdminReads, GatewayCounters
 
+from .budget_metrics import BudgetMetrics
+
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, float("inf"))
 _TURN_OUTCOMES = {"done": "ok", "failed": "failed"}
@@ -145,6 +147,7 @@ class Metrics:
         self.last_owners: list[AdapterOwner] = []
         self._latest_finished = 0.0
         self.last_counters: GatewayCounters | None = None
+        self._budgets: BudgetMetrics | None = None
         self._latency = Histogram(
             "mnemogate_turn_latency_seconds",
             "Seconds from a turn job's enqueue to its completion",
@@ -196,6 +199,11 @@ class Metrics:
     def leases_held(self) -> Mapping[str, bool]:
         return self._held()
 
+    def watch_budgets(self, budgets: BudgetMetrics) -> None:
+        """Report budget refusals and spend against the limits (read from the database at each scrape)."""
+        self._budgets = budgets
+        self.registry.register(budgets)
+
     def write_retries(self) -> int:
         return self._store_stats().write_retries if self._store_stats is not None else 0
 
@@ -203,6 +211,8 @@ class Metrics:
         """Read counters, newly finished turns and adapter owners from the database."""
         if self._leases is not None:
             self.last_owners = await self._leases.owners()
+        if self._budgets is not None:
+            await self._budgets.refresh()
         if self._reads is None:
             return
         self.last_counters = await self._reads.gateway_counters()

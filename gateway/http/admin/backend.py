@@ -15,6 +15,7 @@ from gateway.config import AdminSettings
 from gateway.schedules import ScheduleBook
 from gateway.storage.adapter_leases import AdapterLeaseRepository
 from gateway.storage.admin_reads import AdminReads
+from gateway.storage.budgets import BudgetLedger
 from gateway.storage.console_reads import ConsoleReads
 
 
@@ -34,7 +35,8 @@ class AdminBackend:
 
     ``console`` (full transcripts, activity, usage, the audit log), ``skills`` and ``leases`` (who runs each
     polling adapter) feed the console's pages; without them those pages answer 503 saying what is missing.
-    ``schedules`` adds the schedules API (``schedules_api.py``).
+    ``schedules`` adds the schedules API (``schedules_api.py``); ``budgets`` shows who is over budget until
+    when (overview and person pages).
     """
 
     reads: AdminReads
@@ -46,6 +48,7 @@ class AdminBackend:
     skills: SkillStore | None = None
     leases: AdapterLeaseRepository | None = None
     schedules: ScheduleBook | None = None
+    budgets: BudgetLedger | None = None
     settings: AdminSettings = field(default_factory=AdminSettings)
 
 

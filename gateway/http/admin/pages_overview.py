@@ -136,4 +136,5 @@ def overview_routes(
             today=await store.usage_since(clock.day_start()),
             conversation_count=(await reads.conversations(limit=1)).total,
             pending_pairing=len(await backend.pairing.list_pending()) if backend.pairing else 0,
+            over_budget=await backend.budgets.holds(now) if backend.budgets else [],
         )

@@ -9,6 +9,7 @@ entry is replaced by its full text as shown, so an entry changed meanwhile is re
 
 from __future__ import annotations
 
+import time
 from typing import Literal, cast
 
 from fastapi import APIRouter, HTTPException, Request
@@ -60,6 +61,7 @@ def person_routes(router: APIRouter, console: Console) -> None:
             row=row,
             links=await reads.link_history(person_id),
             stores=await stores(person_id),
+            over_budget=await backend.budgets.holds(time.time(), person_id) if backend.budgets else [],
             talks=talks,
             talks_pager=Pager.of(request, talks.total, offset=offset, limit=_SMALL_PAGE),
             audit=[(record, word_diff(record.old_text, record.new_text)) for record in audit.rows],
