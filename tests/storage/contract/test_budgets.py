@@ -198,11 +198,10 @@ async def _outcome(backend: BackendUnderTest) -> tuple[float, list[str | None], 
         gate = budget(person={"day_usd": _LIMIT_USD})
         table = await storage.budgets.spending(gate.periods(time.time()))
         errors = [j.error for j in await storage.queue.jobs()]
-        notices = sum(
-            row.kind == "notice"
-            for job in await storage.queue.jobs()
-            for row in await storage.outbox.for_conversation(job.conversation_id)
-        )
+        notices = 0
+        for conversation in {job.conversation_id for job in await storage.queue.jobs()}:
+            rows = await storage.outbox.for_conversation(conversation)
+            notices += sum(row.kind == "notice" for row in rows)
         return table.persons["p-ada"].day_usd, errors, notices
 
 
