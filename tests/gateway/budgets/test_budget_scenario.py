@@ -6,9 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
+from pydantic import SecretStr
+
 from agent_core.llm import LLMRequest
 from agent_core.llm.events import UsageEvent
 from agent_core.llm.scripted import ScriptedClient, ScriptStep
+from gateway.budgets import BudgetPolicy
+from gateway.config import HttpSettings
+from gateway.http import AdminBackend, Metrics, Readiness, create_app, serve_http
+from gateway.http.budget_metrics import BudgetMetrics
+from tests.gateway.http.conftest import ADMIN_TOKEN
 
 from ..delivery.recording_adapter import dm
 from ..queue.harness import backbone, open_config, pending_user_texts
@@ -46,3 +54,42 @@ async def test_over_budget_one_notice_no_model_call_and_commands_still_work(home
         await b.gateway.pipeline.handle(dm("hi", user="bob", event="e6"))
         await b.wait_for(lambda: "echo: hi" in b.adapter.texts("dm-bob"))
         assert len(client.requests) == 2
+
+
+async def test_the_admin_sees_who_is_over_budget_until_when_in_the_console_and_metrics(home: Path) -> None:
+    client = ScriptedClient(default=costly_echo)
+    config = open_config(budgets={"person": {"day_tokens": 100}, "overall": {"month_tokens": 1000}})
+    async with backbone(home, client=client, config=config) as b:
+        await b.gateway.pipeline.handle(dm("hello", event="e1"))
+        await b.gateway.pipeline.handle(dm("again", event="e2", chat_id="dm-ada-2"))
+        await b.wait_sent(2)
+        storage = b.runtime.storage
+        person = await storage.identity.account_person("test", "ada")
+        assert person is not None
+
+        metrics = Metrics(storage.admin)
+        metrics.watch_budgets(BudgetMetrics(BudgetPolicy(b.runtime.settings.budgets), storage.budgets))
+        scraped = (await metrics.render()).decode()
+        assert 'mnemogate_budget_refusals_total{scope="person"} 1.0' in scraped
+        assert 'mnemogate_budget_spend_ratio{limit="month_tokens",scope="overall"} 0.12' in scraped
+        assert 'mnemogate_budget_spend_ratio{limit="day_tokens",scope="person"} 1.2' in scraped
+        assert "mnemogate_budget_persons_over 1.0" in scraped
+
+        backend = AdminBackend(
+            storage.admin, storage.agent, b.runtime.memory, b.runtime.search, budgets=storage.budgets
+        )
+        app = create_app(
+            Readiness({}),
+            http=HttpSettings(admin_token=SecretStr(ADMIN_TOKEN)),
+            metrics=metrics,
+            admin=backend,
+        )
+        async with serve_http(app, "127.0.0.1", 0) as server:
+            port = server.servers[0].sockets[0].getsockname()[1]
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as browser:
+                signed = await browser.post("/admin/sign-in", data={"token": ADMIN_TOKEN, "next": "/admin/"})
+                assert signed.status_code == 303, signed.text
+                overview = (await browser.get("/admin/")).text
+                assert "Over budget" in overview and f"/ui/persons/{person}" in overview
+                page = (await browser.get(f"/admin/ui/persons/{person}")).text
+                assert "over budget until" in page and "day_tokens" in page
