@@ -76,7 +76,12 @@ async def test_the_admin_sees_who_is_over_budget_until_when_in_the_console_and_m
         assert "mnemogate_budget_persons_over 1.0" in scraped
 
         backend = AdminBackend(
-            storage.admin, storage.agent, b.runtime.memory, b.runtime.search, budgets=storage.budgets
+            storage.admin,
+            storage.agent,
+            b.runtime.memory,
+            b.runtime.search,
+            console=storage.console,
+            budgets=storage.budgets,
         )
         app = create_app(
             Readiness({}),
