@@ -16,7 +16,8 @@ def limit_amount(limit: str, cap: float) -> str:
     """``day_usd`` 2.5 → ``$2.50``; ``month_tokens`` 100000 → ``100,000 tokens``."""
     if limit.endswith("_usd"):
         return f"${cap:,.2f}"
-    return f"{int(cap):,} tokens"
+    tokens = int(cap)
+    return f"{tokens:,} token{'' if tokens == 1 else 's'}"
 
 
 def whose(scope: BudgetScope) -> str:

@@ -12,7 +12,7 @@ actors have no scopes at all. The decision is pure: the storage backend reads th
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agent_core.actor import Actor
 from gateway.storage.budgets import (
@@ -32,6 +32,9 @@ from .periods import PeriodClock
 from .settings import BudgetSettings, Limits
 
 LIMIT_NAMES = ("day_usd", "month_usd", "day_tokens", "month_tokens")
+AWAITING_PLATFORMS = frozenset({"web", "api"})
+"""Channels whose caller waits for each message's own answer (a page's spinner, an HTTP request): every
+refused message there is answered with the notice; chat platforms get it once per limit and period."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +55,10 @@ class Cap:
 class BudgetPolicy:
     """``BudgetGate`` from settings: the claim's budget decision, and the reads built on the same rules."""
 
-    def __init__(self, settings: BudgetSettings) -> None:
+    def __init__(self, settings: BudgetSettings, *, awaiting: frozenset[str] = AWAITING_PLATFORMS) -> None:
         self.settings = settings
         self.clock = PeriodClock(settings.timezone)
+        self._awaiting = awaiting
 
     @property
     def enabled(self) -> bool:
@@ -99,7 +103,9 @@ class BudgetPolicy:
     def decide(self, actor: Actor, readings: Sequence[ScopeReading], now: float) -> BudgetDecision:
         refusals = [r for reading in readings if (r := self.reached(reading.scope, reading.spend, now))]
         if refusals:
-            return BudgetDecision(Verdict.REFUSE, max(refusals, key=lambda r: r.resets_at))
+            refusal = max(refusals, key=lambda r: r.resets_at)
+            every_time = actor.platform in self._awaiting
+            return BudgetDecision(Verdict.REFUSE, replace(refusal, every_time=every_time))
         if any(self._near(reading) for reading in readings):
             return BudgetDecision(Verdict.WAIT)
         return ADMIT

@@ -8,7 +8,8 @@ the next claim, never waited for), so every decision sees the spend and the in-f
 left. Spend is read from ``usage_log`` (every model call, auxiliary ones included) since the period's start;
 in-flight turns are the scope's jobs claimed and not finished. A refused job is closed (``done``, error
 ``budget:<scope kind>``) and never redelivered; its person gets ONE notice per limit and period (recorded in
-``budget_notices``, queued through the outbox like any reply), later refusals in that period are silent.
+``budget_notices``, queued through the outbox like any reply, kind ``budget``), later refusals in that period
+are silent — except where the caller waits for each message's answer (``BudgetRefusal.every_time``).
 """
 
 from __future__ import annotations
@@ -84,13 +85,15 @@ class Verdict(StrEnum):
 @dataclass(frozen=True, slots=True)
 class BudgetRefusal:
     """Which limit refused a turn (``limit``: ``day_usd``, ``month_tokens``, …), when its period began and
-    ends, and the notice its person gets once for that period."""
+    ends, and the notice its person gets once for that period — or with every refusal when ``every_time``
+    (a channel whose caller waits for each message's answer: the web chat, the API)."""
 
     scope: BudgetScope
     limit: str
     period_start: float
     resets_at: float
     text: str
+    every_time: bool = False
 
 
 @dataclass(frozen=True, slots=True)

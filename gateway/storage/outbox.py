@@ -20,7 +20,7 @@ from typing import Literal, Protocol
 OutboxState = Literal["pending", "sending", "sent", "failed"]
 """A row's delivery state: queued, claimed by a deliverer, delivered, or given up on for good."""
 
-NOTICE_KINDS = ("command", "ack", "notice", "denied", "rate_limited")
+NOTICE_KINDS = ("command", "ack", "notice", "denied", "rate_limited", "budget")
 """Outbox kinds that are not part of any transcript: command replies and the gateway's own notices."""
 
 

@@ -122,7 +122,7 @@ async def refuse_job(
     refusal: BudgetRefusal,
 ) -> None:
     """Close the job unanswered (never redelivered), count the refusal, and queue the notice if this is
-    the first refusal of the person by that limit in its period."""
+    the first refusal of the person by that limit in its period (or the caller awaits every answer)."""
     await conn.execute(
         "UPDATE turn_jobs SET state = 'done', claimed_by = %s, started_at = mg_now(), "
         "finished_at = mg_now(), error = %s WHERE id = %s",
@@ -139,7 +139,7 @@ async def refuse_job(
         (actor.person_id, refusal.scope.key, refusal.limit, refusal.period_start, refusal.resets_at, job_id),
     )
     chat_ref, reply_to = chat
-    if cursor.rowcount and chat_ref is not None:
+    if (cursor.rowcount or refusal.every_time) and chat_ref is not None:
         await add_outbox(
             conn,
             conversation_id=actor.conversation_id or "",
@@ -147,7 +147,7 @@ async def refuse_job(
             chat_ref=chat_ref,
             text=refusal.text,
             idempotency_key=f"turn:{job_id}",
-            kind="notice",
+            kind="budget",
             job_id=job_id,
             reply_to=reply_to,
         )

@@ -110,7 +110,7 @@ def refuse_job(
     now: float,
 ) -> None:
     """Close the job unanswered (never redelivered), count the refusal, and queue the notice if this is
-    the first refusal of the person by that limit in its period."""
+    the first refusal of the person by that limit in its period (or the caller awaits every answer)."""
     conn.execute(
         "UPDATE turn_jobs SET state = 'done', claimed_by = ?, started_at = ?, finished_at = ?, error = ? "
         "WHERE id = ?",
@@ -135,7 +135,7 @@ def refuse_job(
         ),
     ).rowcount
     chat_ref, reply_to = chat
-    if first and chat_ref is not None:
+    if (first or refusal.every_time) and chat_ref is not None:
         add_outbox(
             conn,
             conversation_id=actor.conversation_id or "",
@@ -143,7 +143,7 @@ def refuse_job(
             chat_ref=chat_ref,
             text=refusal.text,
             idempotency_key=f"turn:{job_id}",
-            kind="notice",
+            kind="budget",
             now=now,
             job_id=job_id,
             reply_to=reply_to,

@@ -161,3 +161,13 @@ def test_the_configured_estimate_is_a_floor_under_the_measured_turns() -> None:
     limited = policy(person={"day_usd": 10}, turn_estimate_usd=3.0)
     decision = limited.decide(ADA, [reading(PERSON, day_usd=4.5, in_flight=1, turn_usd=0.1)], 0.0)
     assert decision.verdict is Verdict.WAIT  # 4.5 + 2 × 3 crosses 10, though recent turns cost 0.1
+
+
+def test_a_caller_that_waits_for_each_answer_gets_the_notice_every_time() -> None:
+    limited = policy(person={"day_usd": 1})
+    spent = [reading(PERSON, day_usd=1.0)]
+    chat = limited.decide(ADA, spent, 0.0).refusal
+    api = limited.decide(Actor("p-ada", "c9", platform="api"), spent, 0.0).refusal
+    web = limited.decide(Actor("p-ada", "c8", platform="web"), spent, 0.0).refusal
+    assert chat is not None and not chat.every_time
+    assert api is not None and api.every_time and web is not None and web.every_time

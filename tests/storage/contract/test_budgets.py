@@ -74,7 +74,7 @@ async def test_at_the_limit_the_job_is_refused_once_with_a_notice_and_never_rede
         (row.kind, row.text)
         for conversation in (second.conversation_id, third.conversation_id)
         for row in await storage.outbox.for_conversation(conversation or "")
-        if row.kind == "notice"
+        if row.kind == "budget"
     ]
     assert len(notices) == 1, notices  # one notice for the period, not one per message
     assert "daily budget ($1.00)" in notices[0][1]
@@ -201,7 +201,7 @@ async def _outcome(backend: BackendUnderTest) -> tuple[float, list[str | None], 
         notices = 0
         for conversation in {job.conversation_id for job in await storage.queue.jobs()}:
             rows = await storage.outbox.for_conversation(conversation)
-            notices += sum(row.kind == "notice" for row in rows)
+            notices += sum(row.kind == "budget" for row in rows)
         return table.persons["p-ada"].day_usd, errors, notices
 
 
