@@ -81,6 +81,8 @@ async def test_at_the_limit_the_job_is_refused_once_with_a_notice_and_never_rede
     (hold,) = await storage.budgets.holds(time.time(), "p-ada")
     assert (hold.scope_key, hold.limit) == ("person:p-ada", "day_usd") and hold.resets_at > time.time()
     assert await storage.budgets.holds(time.time(), "p-bob") == []
+    assert await storage.budgets.holds(time.time()) == [hold]
+    assert await storage.budgets.holds(hold.resets_at) == []  # over once the period ends
     assert (await storage.budgets.refusals())["person"] == 2
 
 
