@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from agent_core.storage import Principal, TokenUsage
+from agent_core.storage import ModelCall, Principal
 from gateway.http import Metrics
 from gateway.storage.admin_reads import FinishedTurn, GatewayCounters
 from tests.gateway.http.conftest import Gateway
@@ -73,7 +73,7 @@ async def test_the_served_scrape_reads_the_database(gateway: Gateway) -> None:
         "web:-:dm:m:-:-", Principal(person_id="p")
     )
     await gateway.runtime.storage.agent.add_usage(
-        record.tip_session_id, TokenUsage(input_tokens=120, output_tokens=30, cache_read_tokens=100)
+        record.tip_session_id, ModelCall(input_tokens=120, output_tokens=30, cache_read_tokens=100)
     )
     async with gateway.client() as client:
         response = await client.get("/metrics")
