@@ -129,11 +129,16 @@ class UsageSettings(BaseModel):
         description="Per model id: USD per million input/output/cache_read/cache_write tokens. An entry "
         "replaces the built-in price of that model; a model with no price is recorded with cost null.",
     )
-    timezone: str = Field(default="UTC", description="IANA zone of the days usage is reported by.")
+    timezone: str | None = Field(
+        default=None,
+        description="IANA zone usage days and months are counted in; None: the console's admin.timezone.",
+    )
 
     @field_validator("timezone")
     @classmethod
-    def _known_zone(cls, value: str) -> str:
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError) as exc:
