@@ -72,11 +72,24 @@ class UsageReport:
     lines: tuple[UsageLine, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class PlatformModelUsage:
+    """Every call ever logged on one platform with one model, summed (the cost metrics' counters)."""
+
+    platform: str | None
+    model: str | None
+    line: UsageLine
+
+
 class UsageReads(Protocol):
     """Usage over time from the usage log."""
 
     async def usage_report(self, query: UsageQuery) -> UsageReport:
         """The calls ``query`` selects, summed in total and per group (``ValueError``: unknown time zone)."""
+        ...
+
+    async def usage_by_platform_and_model(self) -> tuple[PlatformModelUsage, ...]:
+        """All logged calls summed per (platform, model), ordered by platform then model."""
         ...
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from agent_core.storage.postgres.engine import Conn, PgDatabase
 
-from ..usage_reads import UsageGroup, UsageLine, UsageQuery, UsageReport, ordered, zone
+from ..usage_reads import PlatformModelUsage, UsageGroup, UsageLine, UsageQuery, UsageReport, ordered, zone
 
 _SUMS = (
     "count(*), count(*) - count(cost_usd), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), "
@@ -62,6 +62,16 @@ async def usage_report(conn: Conn, query: UsageQuery) -> UsageReport:
     return UsageReport(query, total, ordered((_line(r[0], r[1:]) for r in rows), group))
 
 
+async def usage_by_platform_and_model(conn: Conn) -> tuple[PlatformModelUsage, ...]:
+    rows = await (
+        await conn.execute(
+            f"SELECT platform, model, {_SUMS} FROM usage_log GROUP BY platform, model "
+            "ORDER BY platform NULLS LAST, model NULLS LAST"
+        )
+    ).fetchall()
+    return tuple(PlatformModelUsage(r[0], r[1], _line(None, r[2:])) for r in rows)
+
+
 class PgUsageReads:
     """``UsageReads`` over the pool's read-only snapshots."""
 
@@ -70,3 +80,6 @@ class PgUsageReads:
 
     async def usage_report(self, query: UsageQuery) -> UsageReport:
         return await self._db.run_read(lambda conn: usage_report(conn, query))
+
+    async def usage_by_platform_and_model(self) -> tuple[PlatformModelUsage, ...]:
+        return await self._db.run_read(usage_by_platform_and_model)

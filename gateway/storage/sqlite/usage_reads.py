@@ -13,7 +13,16 @@ from typing import Any
 
 from agent_core.storage.sqlite.store import StateStore
 
-from ..usage_reads import UsageGroup, UsageLine, UsageQuery, UsageReport, calendar_days, ordered, zone
+from ..usage_reads import (
+    PlatformModelUsage,
+    UsageGroup,
+    UsageLine,
+    UsageQuery,
+    UsageReport,
+    calendar_days,
+    ordered,
+    zone,
+)
 
 _SUMS = (
     "count(*), count(*) - count(cost_usd), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), "
@@ -73,6 +82,14 @@ def usage_report(conn: sqlite3.Connection, query: UsageQuery) -> UsageReport:
     return UsageReport(query, total, ordered((_line(r[0], r[1:]) for r in rows), group))
 
 
+def usage_by_platform_and_model(conn: sqlite3.Connection) -> tuple[PlatformModelUsage, ...]:
+    rows = conn.execute(
+        f"SELECT platform, model, {_SUMS} FROM usage_log GROUP BY platform, model "
+        "ORDER BY platform IS NULL, platform, model IS NULL, model"
+    ).fetchall()
+    return tuple(PlatformModelUsage(r[0], r[1], _line(None, r[2:])) for r in rows)
+
+
 class SqliteUsageReads:
     """``UsageReads`` on the store's reader connections."""
 
@@ -81,3 +98,6 @@ class SqliteUsageReads:
 
     async def usage_report(self, query: UsageQuery) -> UsageReport:
         return await self._state.run_read(lambda c: usage_report(c, query))
+
+    async def usage_by_platform_and_model(self) -> tuple[PlatformModelUsage, ...]:
+        return await self._state.run_read(usage_by_platform_and_model)

@@ -93,3 +93,24 @@ async def test_each_app_has_its_own_registry() -> None:
     assert 'mnemogate_memory_provider_healthy{provider="honcho"} 0.0' in first_text
     assert "honcho" not in second_text
     assert "mnemogate_turns_total" in second_text
+
+
+async def test_cost_and_tokens_per_platform_and_model_are_summed_from_the_usage_log(gateway: Gateway) -> None:
+    agent = gateway.runtime.storage.agent
+    web = await agent.ensure_conversation("web:-:dm:a:-:-", Principal(person_id="a", platform="web"))
+    api = await agent.ensure_conversation("api:-:dm:b:-:-", Principal(person_id="b", platform="api"))
+    await agent.add_usage(web.tip_session_id, ModelCall(100, 10, cost_usd=0.5, model="gpt-4o"))
+    await agent.add_usage(
+        web.tip_session_id, ModelCall(50, 5, 40, cost_usd=0.25, model="gpt-4o", kind="flush")
+    )
+    await agent.add_usage(api.tip_session_id, ModelCall(7, 3, model="my-llama"))
+    async with gateway.client() as client:
+        samples = _samples((await client.get("/metrics")).text)
+    web_4o = (("model", "gpt-4o"), ("platform", "web"))
+    assert samples[("mnemogate_cost_usd_total", web_4o)] == 0.75
+    assert samples[("mnemogate_tokens_total", (("kind", "input"), *web_4o))] == 150
+    assert samples[("mnemogate_tokens_total", (("kind", "cache_read"), *web_4o))] == 40
+    api_llama = (("model", "my-llama"), ("platform", "api"))
+    assert samples[("mnemogate_cost_usd_total", api_llama)] == 0
+    assert samples[("mnemogate_unpriced_model_calls_total", api_llama)] == 1
+    assert samples[("mnemogate_unpriced_model_calls_total", web_4o)] == 0
