@@ -16,6 +16,7 @@ from agent_core.agent import SegmentPrompts, Toolbox, TurnRunner
 from agent_core.compression import Compressor
 from agent_core.llm import ClosableLLMClient, OfflineClient, build_client
 from agent_core.memory import MemoryStores
+from agent_core.metering import UsageMeter, UsageRecorder
 from agent_core.prompt import ensure_soul
 from agent_core.providers import MemoryManager, MirroringAuditSink, build_manager
 from agent_core.search import SessionSearch, session_search_tool
@@ -113,12 +114,15 @@ async def open_runtime(
         auxiliary = await _auxiliary_client(stack, settings, model)
         # The offline model cannot summarise; search results then show the excerpts themselves.
         summaries = None if isinstance(auxiliary, OfflineClient) else auxiliary
+        meter = UsageMeter(settings.usage.price_table())
+        usage = UsageRecorder(state, meter)
         search = SessionSearch(
             storage.search,
             settings.search,
             summary_client=summaries,
             embedder=semantic.embedder,
             semantic_note=semantic.reason,
+            usage=usage,
         )
         providers = await stack.enter_async_context(
             build_manager(
@@ -127,6 +131,7 @@ async def open_runtime(
                 extractor=auxiliary,
                 facts=storage.facts,
                 recall=SessionSearch(storage.search, settings.search, embedder=semantic.embedder),
+                usage=usage,
             )
         )
         audit = MirroringAuditSink(state, providers)
@@ -159,6 +164,7 @@ async def open_runtime(
             settings=settings.compression,
             summariser=auxiliary,
             hooks=providers,
+            meter=meter,
         )
         agent = TurnRunner(
             state=state,
@@ -169,6 +175,7 @@ async def open_runtime(
             recall=providers,
             compressor=compressor,
             observer=providers,
+            meter=meter,
         )
         yield Runtime(
             home, settings, memory, skills, model, agent, providers, search, storage, signals, schedules

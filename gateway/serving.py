@@ -65,7 +65,9 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         _LOG.log(logging.WARNING if note.warning else logging.INFO, note.text)
     stop = _stop_on_signals()
     async with open_runtime(home, settings) as runtime, contextlib.AsyncExitStack() as stack:
-        metrics = Metrics(runtime.storage.admin, store_stats=runtime.storage.stats)
+        metrics = Metrics(
+            runtime.storage.admin, store_stats=runtime.storage.stats, usage=runtime.storage.usage
+        )
         if settings.memory.provider.name != "none":
             providers = runtime.providers
             metrics.watch_provider(settings.memory.provider.name, lambda: not providers.health().degraded)

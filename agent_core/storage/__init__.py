@@ -30,12 +30,14 @@ from .records import (
     ConversationRecord,
     EndReason,
     MessageRecord,
+    ModelCall,
     NewMessage,
     NewSegment,
     Principal,
     SegmentRecord,
     StoreStats,
     TokenUsage,
+    UsageKind,
 )
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "MemoryAuditRecord",
     "MessageRecord",
     "MessageRepository",
+    "ModelCall",
     "NewMessage",
     "NewSegment",
     "Principal",
@@ -73,5 +76,6 @@ __all__ = [
     "TokenUsage",
     "UnknownMessageError",
     "UnknownSegmentError",
+    "UsageKind",
     "WriteContentionError",
 ]

@@ -9,6 +9,7 @@ from gateway.config import ConfigError
 from gateway.contracts import AdapterConfigError
 from gateway.identity import ClientKeyError
 from gateway.schedules import ScheduleError
+from gateway.usage import UsagePeriodError
 
 USER_FACING_ERRORS: tuple[type[Exception], ...] = (
     ConfigError,
@@ -18,4 +19,5 @@ USER_FACING_ERRORS: tuple[type[Exception], ...] = (
     AdapterConfigError,
     ClientKeyError,
     ScheduleError,
+    UsagePeriodError,
 )

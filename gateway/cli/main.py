@@ -25,6 +25,7 @@ from gateway.cli import (
     serve_command,
     sessions_command,
     skills_command,
+    usage_command,
     worker_command,
 )
 from gateway.cli.context import CommandContext
@@ -36,6 +37,7 @@ COMMAND_MODULES = (
     worker_command,
     chat_command,
     sessions_command,
+    usage_command,
     memory_command,
     skills_command,
     search_command,

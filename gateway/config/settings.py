@@ -26,6 +26,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from agent_core.agent.settings import AgentSettings
 from agent_core.compression.settings import CompressionSettings
+from agent_core.llm.prices import UsageSettings
 from agent_core.llm.settings import ModelSettings
 from agent_core.memory.settings import MemorySettings
 from agent_core.prompt.settings import PromptSettings
@@ -142,6 +143,7 @@ class Settings(BaseSettings):
     adapters: dict[str, AdapterSettings] = Field(default_factory=dict)
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
     budgets: BudgetSettings = Field(default_factory=BudgetSettings)
+    usage: UsageSettings = Field(default_factory=UsageSettings)
 
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")

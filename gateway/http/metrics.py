@@ -6,7 +6,9 @@ process's store counter (``store_stats``); memory-provider health and inbound ou
 components that know them (``set_provider_health``, ``count_inbound``); adapter connection and last
 inbound/send times are read from each watched adapter's ``health()`` at scrape time (``watch_adapters``);
 who owns each leased adapter is read from the database at scrape time, so every host shows the same owner,
-beside whether this process holds each lease (``watch_leases``).
+beside whether this process holds each lease (``watch_leases``). Cost and tokens per platform and model
+(``mnemogate_cost_usd_total``, ``mnemogate_tokens_total``, ``mnemogate_unpriced_model_calls_total``) are
+summed from the usage log at scrape time (``UsageReads``), so any one host reports every host's spend.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from agent_core.storage import StoreStats
 from gateway.contracts import Adapter, AdapterHealth
 from gateway.storage.adapter_leases import AdapterLeaseRepository, AdapterOwner
 from gateway.storage.admin_reads import AdminReads, GatewayCounters
+from gateway.storage.usage_reads import PlatformModelUsage, UsageReads
 
 from .budget_metrics import BudgetMetrics
 
@@ -74,6 +77,37 @@ class _ScrapeCollector(Collector):
         yield health
         yield from _adapter_families(self._metrics.adapter_health())
         yield from _lease_families(self._metrics.last_owners, self._metrics.leases_held())
+        yield from _usage_families(self._metrics.last_usage)
+
+
+def _usage_families(usage: Iterable[PlatformModelUsage]) -> Iterator[CounterMetricFamily]:
+    cost = CounterMetricFamily(
+        "mnemogate_cost_usd",
+        "Model cost in USD at the configured prices (calls of unpriced models add nothing)",
+        labels=["platform", "model"],
+    )
+    tokens = CounterMetricFamily(
+        "mnemogate_tokens", "Model tokens, by platform, model and kind", labels=["platform", "model", "kind"]
+    )
+    unpriced = CounterMetricFamily(
+        "mnemogate_unpriced_model_calls",
+        "Model calls whose model has no price (their cost is unknown)",
+        labels=["platform", "model"],
+    )
+    for cell in usage:
+        platform, model, line = cell.platform or "", cell.model or "", cell.line
+        cost.add_metric([platform, model], line.cost_usd)
+        unpriced.add_metric([platform, model], line.unpriced_calls)
+        for kind, value in (
+            ("input", line.input_tokens),
+            ("output", line.output_tokens),
+            ("cache_read", line.cache_read_tokens),
+            ("cache_write", line.cache_write_tokens),
+        ):
+            tokens.add_metric([platform, model, kind], value)
+    yield cost
+    yield tokens
+    yield unpriced
 
 
 def _adapter_families(adapters: Iterable[tuple[str, AdapterHealth]]) -> Iterator[GaugeMetricFamily]:
@@ -130,14 +164,21 @@ def _lease_families(owners: Sequence[AdapterOwner], held: Mapping[str, bool]) ->
 class Metrics:
     """The metrics of one process; ``render()`` refreshes the database figures and returns the text.
 
-    Without ``reads`` the database families read zero; without ``store_stats`` so do write retries.
+    Without ``reads`` the database families read zero; without ``store_stats`` so do write retries; without
+    ``usage`` the cost families are empty.
     """
 
     def __init__(
-        self, reads: AdminReads | None = None, *, store_stats: Callable[[], StoreStats] | None = None
+        self,
+        reads: AdminReads | None = None,
+        *,
+        store_stats: Callable[[], StoreStats] | None = None,
+        usage: UsageReads | None = None,
     ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self._reads = reads
+        self._usage = usage
+        self.last_usage: tuple[PlatformModelUsage, ...] = ()
         self._store_stats = store_stats
         self._providers: dict[str, bool] = {"builtin": True}
         self._provider_probes: dict[str, Callable[[], bool]] = {}
@@ -213,6 +254,8 @@ class Metrics:
             self.last_owners = await self._leases.owners()
         if self._budgets is not None:
             await self._budgets.refresh()
+        if self._usage is not None:
+            self.last_usage = await self._usage.usage_by_platform_and_model()
         if self._reads is None:
             return
         self.last_counters = await self._reads.gateway_counters()

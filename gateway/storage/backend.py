@@ -30,6 +30,7 @@ from .outbox import OutboxRepository
 from .pairing import PairingRepository
 from .queue import InboundLedger, TurnQueueRepository
 from .schedules import ScheduleRepository
+from .usage_reads import UsageReads
 from .wakeups import Wakeups
 
 
@@ -99,6 +100,11 @@ class Storage(Protocol):
     @property
     def console(self) -> ConsoleReads:
         """What the admin console reads besides ``admin``: full transcripts, activity, usage, audit log."""
+        ...
+
+    @property
+    def usage(self) -> UsageReads:
+        """Model usage and cost over time, in total and by person, platform, model, kind or day."""
         ...
 
     @property

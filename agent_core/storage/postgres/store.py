@@ -21,11 +21,11 @@ from ..records import (
     ConversationRecord,
     EndReason,
     MessageRecord,
+    ModelCall,
     NewMessage,
     NewSegment,
     Principal,
     SegmentRecord,
-    TokenUsage,
 )
 from . import audit, chain, conversations
 from . import messages as message_rows
@@ -101,7 +101,7 @@ class PgAgentStore:
             lambda conn: conversations.freeze_system_prompt(conn, segment_id, prompt)
         )
 
-    async def add_usage(self, segment_id: str, usage: TokenUsage) -> None:
+    async def add_usage(self, segment_id: str, usage: ModelCall) -> None:
         await self._db.run_write(lambda conn: conversations.add_usage(conn, segment_id, usage))
 
     async def compress(
@@ -121,7 +121,7 @@ class PgAgentStore:
     # -- messages ------------------------------------------------------------------------------
 
     async def append_messages(
-        self, segment_id: str, messages: Sequence[NewMessage], usage: TokenUsage | None = None
+        self, segment_id: str, messages: Sequence[NewMessage], usage: ModelCall | None = None
     ) -> list[int]:
         """Persist one step's messages (and its model call's ``usage``) in one transaction; their ids.
 

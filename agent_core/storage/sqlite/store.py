@@ -29,12 +29,12 @@ from ..records import (
     ConversationRecord,
     EndReason,
     MessageRecord,
+    ModelCall,
     NewMessage,
     NewSegment,
     Principal,
     SegmentRecord,
     StoreStats,
-    TokenUsage,
 )
 from ..search_index import FoundMessage, SearchRequest, SearchScope, SearchSnapshot
 from ..search_windows import Embedder, SemanticStatus
@@ -224,13 +224,13 @@ class StateStore:
         """
         return await self._write(lambda c: conversations.freeze_system_prompt(c, segment_id, prompt))
 
-    async def add_usage(self, segment_id: str, usage: TokenUsage) -> None:
+    async def add_usage(self, segment_id: str, usage: ModelCall) -> None:
         await self._write(lambda c: conversations.add_usage(c, segment_id, usage))
 
     # -- messages ------------------------------------------------------------------------------
 
     async def append_messages(
-        self, segment_id: str, messages: Sequence[NewMessage], usage: TokenUsage | None = None
+        self, segment_id: str, messages: Sequence[NewMessage], usage: ModelCall | None = None
     ) -> list[int]:
         """Persist one step's messages (and its model call's ``usage``) in one transaction; their ids."""
         return await self._watch(self._workers.append(segment_id, messages, usage))

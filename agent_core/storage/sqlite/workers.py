@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from ..errors import StoreClosedError
-from ..records import NewMessage, StoreStats, TokenUsage
+from ..records import ModelCall, NewMessage, StoreStats
 from ..search_windows import Embedder
 from .backpressure import IndexBackpressure
 from .embedder import CatchUpEmbedder
@@ -143,7 +143,7 @@ class StoreWorkers:
         return result
 
     async def append(
-        self, session_id: str, messages: Sequence[NewMessage], usage: TokenUsage | None = None
+        self, session_id: str, messages: Sequence[NewMessage], usage: ModelCall | None = None
     ) -> list[int]:
         state = self._require_open()
         self._round_trips += 1
@@ -160,7 +160,7 @@ class StoreWorkers:
         )
 
     def _append_sync(
-        self, state: _Open, session_id: str, messages: Sequence[NewMessage], usage: TokenUsage | None
+        self, state: _Open, session_id: str, messages: Sequence[NewMessage], usage: ModelCall | None
     ) -> list[int]:
         now = time.time()
         # Redaction and encoding happen before the write lock is taken, never inside it.

@@ -43,6 +43,7 @@ from gateway.storage.outbox import OutboxRepository
 from gateway.storage.pairing import PairingRepository
 from gateway.storage.queue import InboundLedger, TurnQueueRepository
 from gateway.storage.schedules import ScheduleRepository
+from gateway.storage.usage_reads import UsageReads
 
 from .adapter_leases import PgAdapterLeases
 from .admin_reads import PgAdminReads
@@ -58,6 +59,7 @@ from .persons import PgIdentity
 from .queue import PgTurnQueue
 from .schedules import PgSchedules
 from .schema import GATEWAY_LADDER
+from .usage_reads import PgUsageReads
 from .wakeups import PgWakeups
 
 LADDERS = (AGENT_LADDER, GATEWAY_LADDER)
@@ -109,6 +111,7 @@ class PostgresStorage:
         self.admin: AdminReads = PgAdminReads(db)
         self.chats: ChatConversations = PgChatConversations(db)
         self.console: ConsoleReads = PgConsoleReads(db)
+        self.usage: UsageReads = PgUsageReads(db)
         self.imports: TranscriptImport = PgTranscriptImport(db)
         self.schedules: ScheduleRepository = PgSchedules(db)
         self.budgets: BudgetLedger = PgBudgetLedger(db)

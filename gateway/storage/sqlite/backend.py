@@ -38,6 +38,7 @@ from .pairing import SqlitePairing
 from .persons import SqliteIdentity
 from .schedules import SqliteSchedules
 from .schema import GATEWAY_LADDER
+from .usage_reads import SqliteUsageReads
 
 
 def open_state_store(
@@ -86,6 +87,7 @@ class SqliteStorage:
         self.admin = SqliteAdminReads(state)
         self.chats = SqliteChatConversations(state)
         self.console = SqliteConsoleReads(state)
+        self.usage = SqliteUsageReads(state)
         self.imports = SqliteTranscriptImport(state)
         self.schedules = SqliteSchedules(state)
         self.budgets = SqliteBudgetLedger(state)

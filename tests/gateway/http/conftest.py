@@ -87,7 +87,7 @@ def build_app(
     web, api = BrowserChat(), ApiChannel()
     turns = InlineTurns(runtime, {"web": web, "api": api})
     reads = runtime.storage.admin
-    metrics = Metrics(reads, store_stats=runtime.storage.stats)
+    metrics = Metrics(reads, store_stats=runtime.storage.stats, usage=runtime.storage.usage)
     http = HttpSettings(
         admin_token=SecretStr(admin_token) if admin_token else None,
         api_token=SecretStr(api_token) if api_token else None,

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from agent_core.storage import NewMessage, NewSegment, Principal, TokenUsage
+from agent_core.storage import ModelCall, NewMessage, NewSegment, Principal
 from gateway.config import AdminSettings, HttpSettings
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.http import AdminBackend, Metrics, Readiness, create_app, serve_http
@@ -103,7 +103,7 @@ async def a_conversation(runtime: Runtime, person: str = "p-ada") -> str:
             NewMessage(role="tool", content='{"success": true}', tool_call_id="call_7", tool_name="memory"),
             NewMessage(role="assistant", content='<script>window.__xss=1</script><img src=x onerror="x()">'),
         ],
-        TokenUsage(input_tokens=120, output_tokens=30, cache_read_tokens=100),
+        ModelCall(input_tokens=120, output_tokens=30, cache_read_tokens=100),
     )
     from agent_core.compression import SUMMARY_AUTHOR, wrap
 
