@@ -5,15 +5,19 @@ limits is admitted, left queued or refused inside the claim transaction, and tha
 per budget scope (SQLite: the claim's ``BEGIN IMMEDIATE``; PostgreSQL: a transaction-scoped advisory lock
 per scope, taken with ``pg_try_advisory_xact_lock`` — a scope another host is deciding right now is left for
 the next claim, never waited for), so every decision sees the spend and the in-flight turns the previous one
-left. Spend is read from ``usage_log`` (every model call, auxiliary ones included) since the period's start;
-in-flight turns are the scope's jobs claimed and not finished. A refused job is closed (``done``, error
-``budget:<scope kind>``) and never redelivered; its person gets ONE notice per limit and period (recorded in
-``budget_notices``, queued through the outbox like any reply, kind ``budget``), later refusals in that period
-are silent — except where the caller waits for each message's answer (``BudgetRefusal.every_time``).
+left. Spend is read from ``usage_log`` (every model call, auxiliary ones included) since the period's start —
+per scope, slots that ended ``SETTLE_S`` ago are summed once into ``budget_slots`` (under the same
+serialisation) and read from there, so a decision reads at most a month of slot rows plus the last ~25
+minutes of usage rows, however busy the month was; in-flight turns are the scope's jobs claimed and not
+finished. A refused job is closed (``done``, error ``budget:<scope kind>``) and never redelivered; its
+person gets ONE notice per limit and period (recorded in ``budget_notices``, queued through the outbox like
+any reply, kind ``budget``), later refusals in that period are silent — except where the caller waits for
+each message's answer (``BudgetRefusal.every_time``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -51,6 +55,23 @@ class Periods:
     month_start: float
 
 
+SLOT_S = 900.0
+"""Spend is settled in 15-minute slots: every real time zone's midnight (DST included) falls on one."""
+SETTLE_S = 600.0
+"""A slot is settled (summed once, then read as one row) once it ended this long ago — far longer than any
+transaction that writes a usage row stays open, so no row of a settled slot can still arrive."""
+
+
+def settled_until(now: float) -> float:
+    """The end of the newest slot that may be settled at ``now``."""
+    return math.floor((now - SETTLE_S) / SLOT_S) * SLOT_S
+
+
+def on_slots(periods: Periods) -> bool:
+    """Whether the periods begin on slot boundaries (so settled slots add up to them exactly)."""
+    return periods.day_start % SLOT_S == 0 and periods.month_start % SLOT_S == 0
+
+
 @dataclass(frozen=True, slots=True)
 class Spend:
     """What a scope spent since the day's and the month's start; tokens count input, output and cache."""
@@ -59,6 +80,14 @@ class Spend:
     day_tokens: int = 0
     month_usd: float = 0.0
     month_tokens: int = 0
+
+    def __add__(self, other: Spend) -> Spend:
+        return Spend(
+            self.day_usd + other.day_usd,
+            self.day_tokens + other.day_tokens,
+            self.month_usd + other.month_usd,
+            self.month_tokens + other.month_tokens,
+        )
 
 
 @dataclass(frozen=True, slots=True)

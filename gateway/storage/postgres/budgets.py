@@ -33,19 +33,11 @@ from gateway.storage.budgets import (
     Verdict,
 )
 
+from .budget_slots import SPEND, TOKENS, live_spend, scope_spend
 from .outbox import add_outbox
 
 RECENT_TURNS = 20
 _LOCK_NAMESPACE = "mnemogate-budget:"
-_TOKENS = "(u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens)"
-_SPEND = f"""SELECT coalesce(sum(CASE WHEN u.at >= %(day)s THEN u.cost_usd END), 0),
-    coalesce(sum(CASE WHEN u.at >= %(day)s THEN {_TOKENS} END), 0),
-    coalesce(sum(u.cost_usd), 0), coalesce(sum({_TOKENS}), 0) FROM usage_log u WHERE u.at >= %(month)s"""
-_USAGE_FILTER = {
-    ScopeKind.OVERALL: "",
-    ScopeKind.PLATFORM: " AND u.platform = %(name)s",
-    ScopeKind.PERSON: " AND u.person_id = %(name)s",
-}
 _JOB_FILTER = {
     ScopeKind.OVERALL: "",
     ScopeKind.PLATFORM: " AND platform = %(name)s",
@@ -61,12 +53,6 @@ async def _one(conn: Conn, query: str, params: dict[str, object] | Sequence[obje
     return tuple(row)
 
 
-async def scope_spend(conn: Conn, scope: BudgetScope, periods: Periods) -> Spend:
-    params = {"day": periods.day_start, "month": periods.month_start, "name": scope.name}
-    row = await _one(conn, _SPEND + _USAGE_FILTER[scope.kind], params)
-    return Spend(float(row[0]), int(row[1]), float(row[2]), int(row[3]))
-
-
 async def in_flight(conn: Conn, scope: BudgetScope) -> int:
     query = "SELECT count(*) FROM turn_jobs WHERE state = 'running'" + _JOB_FILTER[scope.kind]
     return int((await _one(conn, query, {"name": scope.name}))[0])
@@ -75,7 +61,7 @@ async def in_flight(conn: Conn, scope: BudgetScope) -> int:
 async def largest_turn(conn: Conn, scope: BudgetScope) -> tuple[float | None, int | None]:
     """The largest cost and token count among the scope's last finished turns that used the model."""
     query = f"""SELECT max(usd), max(tokens) FROM (
-          SELECT sum(u.cost_usd) AS usd, sum({_TOKENS}) AS tokens
+          SELECT sum(u.cost_usd) AS usd, sum({TOKENS}) AS tokens
           FROM (SELECT id, conversation_id, started_at, finished_at FROM turn_jobs
                 WHERE state IN ('done', 'failed') AND finished_at IS NOT NULL{_JOB_FILTER[scope.kind]}
                 ORDER BY id DESC LIMIT %(recent)s) j
@@ -108,7 +94,7 @@ async def budget_decision(conn: Conn, gate: BudgetGate, actor: Actor, now: float
     readings = []
     for scope in scopes:
         usd, tokens = await largest_turn(conn, scope)
-        spend = await scope_spend(conn, scope, periods)
+        spend = await scope_spend(conn, scope, periods, now)
         readings.append(ScopeReading(scope, spend, await in_flight(conn, scope), usd, tokens))
     return gate.decide(actor, readings, now)
 
@@ -155,16 +141,16 @@ async def refuse_job(
 
 async def _spend_rows(conn: Conn, column: str, periods: Periods) -> dict[str, Spend]:
     query = (
-        _SPEND.replace("SELECT ", f"SELECT u.{column}, ", 1)
+        SPEND.replace("SELECT ", f"SELECT u.{column}, ", 1)
         + f" AND u.{column} IS NOT NULL GROUP BY u.{column}"
     )
-    cursor = await conn.execute(query, {"day": periods.day_start, "month": periods.month_start})
+    cursor = await conn.execute(query, {"day": periods.day_start, "since": periods.month_start})
     rows = await cursor.fetchall()
     return {str(r[0]): Spend(float(r[1]), int(r[2]), float(r[3]), int(r[4])) for r in rows}
 
 
 async def spending(conn: Conn, periods: Periods) -> SpendTable:
-    overall = await scope_spend(conn, BudgetScope(ScopeKind.OVERALL), periods)
+    overall = await live_spend(conn, BudgetScope(ScopeKind.OVERALL), periods, periods.month_start)
     platforms = await _spend_rows(conn, "platform", periods)
     return SpendTable(overall, platforms, await _spend_rows(conn, "person_id", periods))
 

@@ -128,8 +128,9 @@ _CLIENT_KEY: tuple[LiteralString, ...] = (
 )
 
 # Budgets: one notice per person, limit and period (the primary key is the "notified for this period"
-# guard, and its rows with a future reset are the refusals in force), refusals counted by scope kind, and
-# a person's recent jobs found by index (their largest recent turn is the budget's estimate).
+# guard, and its rows with a future reset are the refusals in force), refusals counted by scope kind, a
+# person's recent jobs found by index (their largest recent turn is the budget's estimate), and each scope's
+# spend settled in 15-minute slots up to its watermark (so a decision never sums a whole month of usage).
 _BUDGETS: tuple[LiteralString, ...] = (
     """CREATE TABLE budget_notices (
         person_id text NOT NULL, scope_key text NOT NULL, limit_name text NOT NULL,
@@ -139,6 +140,10 @@ _BUDGETS: tuple[LiteralString, ...] = (
     "CREATE INDEX budget_notices_resets ON budget_notices(resets_at)",
     "CREATE TABLE budget_refusals (scope_kind text PRIMARY KEY, refused bigint NOT NULL)",
     "CREATE INDEX turn_jobs_person ON turn_jobs(person_id, id)",
+    """CREATE TABLE budget_slots (
+        scope_key text NOT NULL, slot_start double precision NOT NULL, usd double precision NOT NULL,
+        tokens bigint NOT NULL, PRIMARY KEY (scope_key, slot_start))""",
+    "CREATE TABLE budget_watermarks (scope_key text PRIMARY KEY, settled_until double precision NOT NULL)",
 )
 
 GATEWAY_LADDER = PgLadder(
@@ -159,7 +164,7 @@ GATEWAY_LADDER = PgLadder(
         PgMigration(4, "gateway: the client key every host hashes cookies and API tokens with", _CLIENT_KEY),
         PgMigration(5, "schedules: reminders and scheduled turns, their runs, time zones", _SCHEDULES),
         PgMigration(
-            6, "budgets: one notice per limit and period, refusals, a person's recent jobs", _BUDGETS
+            6, "budgets: notices per limit and period, refusals, recent jobs, settled spend", _BUDGETS
         ),
     ),
 )

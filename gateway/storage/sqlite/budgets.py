@@ -29,18 +29,10 @@ from gateway.storage.budgets import (
     SpendTable,
 )
 
+from .budget_slots import SPEND, TOKENS, live_spend, scope_args, scope_spend
 from .outbox import add_outbox
 
 RECENT_TURNS = 20
-_TOKENS = "(u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens)"
-_SPEND = f"""SELECT coalesce(sum(CASE WHEN u.at >= ? THEN u.cost_usd END), 0),
-    coalesce(sum(CASE WHEN u.at >= ? THEN {_TOKENS} END), 0),
-    coalesce(sum(u.cost_usd), 0), coalesce(sum({_TOKENS}), 0) FROM usage_log u WHERE u.at >= ?"""
-_USAGE_FILTER = {
-    ScopeKind.OVERALL: "",
-    ScopeKind.PLATFORM: " AND u.platform = ?",
-    ScopeKind.PERSON: " AND u.person_id = ?",
-}
 _JOB_FILTER = {
     ScopeKind.OVERALL: "",
     ScopeKind.PLATFORM: " AND platform = ?",
@@ -48,21 +40,9 @@ _JOB_FILTER = {
 }
 
 
-def _args(scope: BudgetScope) -> tuple[str, ...]:
-    return () if scope.kind is ScopeKind.OVERALL else (scope.name,)
-
-
-def scope_spend(conn: sqlite3.Connection, scope: BudgetScope, periods: Periods) -> Spend:
-    row = conn.execute(
-        _SPEND + _USAGE_FILTER[scope.kind],
-        (periods.day_start, periods.day_start, periods.month_start, *_args(scope)),
-    ).fetchone()
-    return Spend(float(row[0]), int(row[1]), float(row[2]), int(row[3]))
-
-
 def in_flight(conn: sqlite3.Connection, scope: BudgetScope) -> int:
     row = conn.execute(
-        "SELECT count(*) FROM turn_jobs WHERE state = 'running'" + _JOB_FILTER[scope.kind], _args(scope)
+        "SELECT count(*) FROM turn_jobs WHERE state = 'running'" + _JOB_FILTER[scope.kind], scope_args(scope)
     ).fetchone()
     return int(row[0])
 
@@ -71,14 +51,14 @@ def largest_turn(conn: sqlite3.Connection, scope: BudgetScope) -> tuple[float | 
     """The largest cost and token count among the scope's last finished turns that used the model."""
     row = conn.execute(
         f"""SELECT max(usd), max(tokens) FROM (
-              SELECT sum(u.cost_usd) AS usd, sum({_TOKENS}) AS tokens
+              SELECT sum(u.cost_usd) AS usd, sum({TOKENS}) AS tokens
               FROM (SELECT id, conversation_id, started_at, finished_at FROM turn_jobs
                     WHERE state IN ('done', 'failed') AND finished_at IS NOT NULL{_JOB_FILTER[scope.kind]}
                     ORDER BY id DESC LIMIT ?) j
               JOIN usage_log u ON u.conversation_id = j.conversation_id
                 AND u.at >= j.started_at AND u.at <= j.finished_at
               GROUP BY j.id)""",
-        (*_args(scope), RECENT_TURNS),
+        (*scope_args(scope), RECENT_TURNS),
     ).fetchone()
     usd = float(row[0]) if row[0] is not None else None
     tokens = int(row[1]) if row[1] is not None else None
@@ -95,7 +75,7 @@ def budget_decision(conn: sqlite3.Connection, gate: BudgetGate, actor: Actor, no
     for scope in scopes:
         usd, tokens = largest_turn(conn, scope)
         readings.append(
-            ScopeReading(scope, scope_spend(conn, scope, periods), in_flight(conn, scope), usd, tokens)
+            ScopeReading(scope, scope_spend(conn, scope, periods, now), in_flight(conn, scope), usd, tokens)
         )
     return gate.decide(actor, readings, now)
 
@@ -152,7 +132,7 @@ def refuse_job(
 
 def _spend_rows(conn: sqlite3.Connection, column: str, periods: Periods) -> dict[str, Spend]:
     rows = conn.execute(
-        _SPEND.replace("SELECT ", f"SELECT u.{column}, ", 1)
+        SPEND.replace("SELECT ", f"SELECT u.{column}, ", 1)
         + f" AND u.{column} IS NOT NULL GROUP BY u.{column}",
         (periods.day_start, periods.day_start, periods.month_start),
     ).fetchall()
@@ -160,7 +140,7 @@ def _spend_rows(conn: sqlite3.Connection, column: str, periods: Periods) -> dict
 
 
 def spending(conn: sqlite3.Connection, periods: Periods) -> SpendTable:
-    overall = scope_spend(conn, BudgetScope(ScopeKind.OVERALL), periods)
+    overall = live_spend(conn, BudgetScope(ScopeKind.OVERALL), periods, periods.month_start)
     return SpendTable(
         overall, _spend_rows(conn, "platform", periods), _spend_rows(conn, "person_id", periods)
     )

@@ -162,8 +162,9 @@ _CHAT_WINDOWS = (
 
 
 # Budgets: one notice per person, limit and period (the primary key is the "notified for this period"
-# guard, and its rows with a future reset are the refusals in force), refusals counted by scope kind, and
-# a person's recent jobs found by index (their largest recent turn is the budget's estimate).
+# guard, and its rows with a future reset are the refusals in force), refusals counted by scope kind, a
+# person's recent jobs found by index (their largest recent turn is the budget's estimate), and each scope's
+# spend settled in 15-minute slots up to its watermark (so a decision never sums a whole month of usage).
 _BUDGETS = (
     """CREATE TABLE budget_notices (
         person_id TEXT NOT NULL, scope_key TEXT NOT NULL, limit_name TEXT NOT NULL,
@@ -172,6 +173,11 @@ _BUDGETS = (
     "CREATE INDEX budget_notices_resets ON budget_notices(resets_at)",
     "CREATE TABLE budget_refusals (scope_kind TEXT PRIMARY KEY, refused INTEGER NOT NULL) WITHOUT ROWID",
     "CREATE INDEX turn_jobs_person ON turn_jobs(person_id, id)",
+    """CREATE TABLE budget_slots (
+        scope_key TEXT NOT NULL, slot_start REAL NOT NULL, usd REAL NOT NULL, tokens INTEGER NOT NULL,
+        PRIMARY KEY (scope_key, slot_start)) WITHOUT ROWID""",
+    """CREATE TABLE budget_watermarks (
+        scope_key TEXT PRIMARY KEY, settled_until REAL NOT NULL) WITHOUT ROWID""",
 )
 
 
@@ -192,6 +198,8 @@ GATEWAY_LADDER = Ladder(
         Migration(10, "queue: held messages keep their request bytes (api_content)", _HELD_REQUEST_BYTES),
         Migration(11, "chat windows: command text of command replies, reopened conversations", _CHAT_WINDOWS),
         Migration(12, "schedules: reminders and scheduled turns, their runs, time zones", _SCHEDULES),
-        Migration(13, "budgets: one notice per limit and period, refusals, a person's recent jobs", _BUDGETS),
+        Migration(
+            13, "budgets: notices per limit and period, refusals, recent jobs, settled spend", _BUDGETS
+        ),
     ),
 )
