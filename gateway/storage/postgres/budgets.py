@@ -93,9 +93,11 @@ async def budget_decision(conn: Conn, gate: BudgetGate, actor: Actor, now: float
     periods = gate.periods(now)
     readings = []
     for scope in scopes:
-        usd, tokens = await largest_turn(conn, scope)
+        running = await in_flight(conn, scope)
+        # The turn estimate only matters beside turns in flight (alone, a turn may always run).
+        usd, tokens = await largest_turn(conn, scope) if running else (None, None)
         spend = await scope_spend(conn, scope, periods, now)
-        readings.append(ScopeReading(scope, spend, await in_flight(conn, scope), usd, tokens))
+        readings.append(ScopeReading(scope, spend, running, usd, tokens))
     return gate.decide(actor, readings, now)
 
 
@@ -144,7 +146,10 @@ async def _spend_rows(conn: Conn, column: str, periods: Periods) -> dict[str, Sp
         SPEND.replace("SELECT ", f"SELECT u.{column}, ", 1)
         + f" AND u.{column} IS NOT NULL GROUP BY u.{column}"
     )
-    cursor = await conn.execute(query, {"day": periods.day_start, "since": periods.month_start})
+    since = periods.month_start
+    cursor = await conn.execute(
+        query, {"day": periods.day_start, "since": since, "until": since + 40 * 86400.0}
+    )
     rows = await cursor.fetchall()
     return {str(r[0]): Spend(float(r[1]), int(r[2]), float(r[3]), int(r[4])) for r in rows}
 

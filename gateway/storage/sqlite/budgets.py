@@ -73,10 +73,10 @@ def budget_decision(conn: sqlite3.Connection, gate: BudgetGate, actor: Actor, no
     periods = gate.periods(now)
     readings = []
     for scope in scopes:
-        usd, tokens = largest_turn(conn, scope)
-        readings.append(
-            ScopeReading(scope, scope_spend(conn, scope, periods, now), in_flight(conn, scope), usd, tokens)
-        )
+        running = in_flight(conn, scope)
+        # The turn estimate only matters beside turns in flight (alone, a turn may always run).
+        usd, tokens = largest_turn(conn, scope) if running else (None, None)
+        readings.append(ScopeReading(scope, scope_spend(conn, scope, periods, now), running, usd, tokens))
     return gate.decide(actor, readings, now)
 
 
