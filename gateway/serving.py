@@ -137,6 +137,8 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 leases=runtime.storage.adapter_leases,
                 schedules=runtime.schedules,
                 settings=settings.admin,
+                usage=runtime.storage.usage,
+                usage_timezone=settings.usage.timezone,
             ),
             reads=runtime.storage.admin,
             transcripts=runtime.storage.agent,

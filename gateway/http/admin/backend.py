@@ -16,6 +16,7 @@ from gateway.schedules import ScheduleBook
 from gateway.storage.adapter_leases import AdapterLeaseRepository
 from gateway.storage.admin_reads import AdminReads
 from gateway.storage.console_reads import ConsoleReads
+from gateway.storage.usage_reads import UsageReads
 
 
 class PairingBook(Protocol):
@@ -34,7 +35,8 @@ class AdminBackend:
 
     ``console`` (full transcripts, activity, usage, the audit log), ``skills`` and ``leases`` (who runs each
     polling adapter) feed the console's pages; without them those pages answer 503 saying what is missing.
-    ``schedules`` adds the schedules API (``schedules_api.py``).
+    ``schedules`` adds the schedules API (``schedules_api.py``); ``usage`` the usage API (``usage_api.py``)
+    and the console's cost figures, with days counted in ``usage_timezone`` (None: ``settings.timezone``).
     """
 
     reads: AdminReads
@@ -47,6 +49,13 @@ class AdminBackend:
     leases: AdapterLeaseRepository | None = None
     schedules: ScheduleBook | None = None
     settings: AdminSettings = field(default_factory=AdminSettings)
+    usage: UsageReads | None = None
+    usage_timezone: str | None = None
+
+    @property
+    def usage_zone(self) -> str:
+        """The zone usage days and months are counted in."""
+        return self.usage_timezone or self.settings.timezone
 
 
 def operator(person_id: str, label: str) -> Actor:

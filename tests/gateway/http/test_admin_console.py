@@ -66,6 +66,7 @@ async def served_console(
         leases=runtime.storage.adapter_leases,
         schedules=runtime.schedules,
         settings=AdminSettings(timezone=timezone),
+        usage=runtime.storage.usage,
     )
     app = create_app(
         Readiness({}),
