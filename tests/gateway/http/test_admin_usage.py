@@ -31,6 +31,7 @@ async def test_everyones_usage_by_person_and_by_model_today(gateway: Gateway) ->
         by_model = (await admin.get("/admin/usage", params={"by": "model", "period": "month"})).json()
         kinds = (await admin.get("/admin/usage", params={"by": "kind", "since": 0})).json()
         later = (await admin.get("/admin/usage", params={"since": time.time() + 3600})).json()
+        far = (await admin.get("/admin/usage", params={"since": 0, "until": 7e11})).json()
     assert by_person["by"] == "person" and by_person["timezone"] == "UTC"
     assert [(g["key"], g["calls"], g["cost_usd"], g["unpriced_calls"]) for g in by_person["groups"]] == [
         (bob, 2, 1.25, 1),
@@ -40,6 +41,8 @@ async def test_everyones_usage_by_person_and_by_model_today(gateway: Gateway) ->
     assert [g["key"] for g in by_model["groups"]] == ["claude-sonnet-4-5", "gpt-4o", "my-llama"]
     assert {g["key"]: g["calls"] for g in kinds["groups"]} == {"turn": 2, "flush": 1}
     assert later["total"]["calls"] == 0
+    assert far["until_iso"] is None and far["since_iso"] == "1970-01-01T00:00:00+00:00"
+    assert far["total"]["calls"] == 3
 
 
 async def test_one_persons_usage_by_day_and_the_problems(gateway: Gateway) -> None:
