@@ -44,6 +44,8 @@ from gateway.queue.turn_lane import TurnAgent
 from gateway.schedules import Clock, ScheduleBook, ScheduleCommands, schedule_tool
 from gateway.schedules.deployment import schedule_book
 from gateway.storage import Storage, open_storage
+from gateway.usage import UsageCalendar, usage_zone
+from gateway.usage.personal import PersonalUsage
 from gateway.webchat import STREAM_INTERVAL_S, BrowserChat
 from gateway.webchat.person_services import PersonServices
 
@@ -244,6 +246,7 @@ def command_services(
         memory_health=lambda: _memory_health(runtime),
         conversation_ended=runtime.providers.conversation_ended,
         more=ScheduleCommands(runtime.schedules).commands if runtime.schedules is not None else (),
+        usage=PersonalUsage(runtime.storage.usage, UsageCalendar(usage_zone(runtime.settings))),
     )
 
 

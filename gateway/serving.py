@@ -141,6 +141,8 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 schedules=runtime.schedules,
                 budgets=runtime.storage.budgets,
                 settings=settings.admin,
+                usage=runtime.storage.usage,
+                usage_timezone=settings.usage.timezone,
             ),
             reads=runtime.storage.admin,
             transcripts=runtime.storage.agent,

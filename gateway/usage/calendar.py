@@ -12,9 +12,11 @@ import datetime as dt
 import re
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from gateway.config import Settings
+if TYPE_CHECKING:  # the config imports the inbound package, which shows usage in /status
+    from gateway.config import Settings
 
 __all__ = ["UsageCalendar", "UsagePeriodError", "usage_zone"]
 

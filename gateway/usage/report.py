@@ -15,6 +15,8 @@ from zoneinfo import ZoneInfo
 from gateway.storage.usage_reads import UsageLine, UsageReport
 
 UNKNOWN = "(unknown)"
+_MIN_TIME = 0.0
+_MAX_TIME = 253_402_214_400.0  # 9999-12-31T00:00Z: representable in every zone
 
 
 def line_json(line: UsageLine) -> dict[str, Any]:
@@ -38,7 +40,9 @@ def report_json(report: UsageReport) -> dict[str, Any]:
     tz = ZoneInfo(query.timezone)
 
     def iso(at: float | None) -> str | None:
-        return None if at is None else dt.datetime.fromtimestamp(at, tz).isoformat(timespec="seconds")
+        if at is None or not _MIN_TIME <= at <= _MAX_TIME:
+            return None  # a bound no calendar can show (the API takes epoch seconds up to 1e12)
+        return dt.datetime.fromtimestamp(at, tz).isoformat(timespec="seconds")
 
     return {
         "since": query.since,

@@ -96,3 +96,9 @@ async def test_postgres_step_4_attributes_the_calls_logged_before_it(home: Path)
         await storage.agent.add_usage(old.tip_session_id, NEW)
         after = await storage.usage.usage_report(UsageQuery(since=0, group=UsageGroup.PERSON))
         assert after.lines == (UsageLine("p-alice", 2, 1, 110, 22, 0, 0, 0.5),)
+    # A host of the previous release, still running during the upgrade, appends with step 2's function.
+    async with PgDatabase(settings.postgres) as db:
+        await db.run_write(log_the_old_way)
+    async with open_storage(home, settings) as storage:
+        by_kind = await storage.usage.usage_report(UsageQuery(since=0, group=UsageGroup.KIND))
+        assert {line.key: line.calls for line in by_kind.lines} == {"turn": 2, "flush": 1}

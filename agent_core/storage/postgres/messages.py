@@ -118,7 +118,6 @@ USAGE_LOG_APPEND_DDL: tuple[LiteralString, ...] = (
 """Agent ladder step 2: a call's usage is also logged with its time (``usage_log``), in the same statement."""
 
 USAGE_ATTRIBUTION_APPEND_DDL: tuple[LiteralString, ...] = (
-    "DROP FUNCTION mg_lock_tip(text, bigint, bigint, bigint, bigint, double precision)",
     _lock_tip_function(
         "INSERT INTO usage_log(at, segment_id, conversation_id, input_tokens, output_tokens,"
         " cache_read_tokens, cache_write_tokens, cost_usd, model, kind, person_id, platform)"
@@ -130,7 +129,9 @@ USAGE_ATTRIBUTION_APPEND_DDL: tuple[LiteralString, ...] = (
     ),
 )
 """Agent ladder step 4: the logged call also says which model, why, who (the conversation's person and
-platform) and its priced cost (NULL: no price; the segment's counters add only a known cost)."""
+platform) and its priced cost (NULL: no price; the segment's counters add only a known cost). It is an
+overload (eight arguments): step 2's six-argument function stays, so a host of the previous release still
+running during an upgrade keeps appending (its rows log no model, kind ``turn``, no person)."""
 
 
 @dataclass(frozen=True, slots=True)

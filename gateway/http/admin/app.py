@@ -35,6 +35,7 @@ from .problems import install_handlers
 from .rendering import ConsolePages
 from .schedules_api import schedule_router
 from .sessions import ConsoleSessions
+from .usage_api import usage_router
 
 _PAGES = frozenset({"/", "/sign-in", "/sign-out"})
 
@@ -70,6 +71,8 @@ def admin_app(
     api = admin_router(backend, bearer)
     if backend.schedules is not None:
         api.include_router(schedule_router(backend.schedules, bearer))
+    if backend.usage is not None:
+        api.include_router(usage_router(backend.usage, backend.reads, backend.usage_zone, bearer))
     site = APIRouter()
     auth_routes(site, console)
     overview_routes(site, console, readiness=readiness, metrics=metrics)

@@ -17,6 +17,7 @@ from gateway.storage.adapter_leases import AdapterLeaseRepository
 from gateway.storage.admin_reads import AdminReads
 from gateway.storage.budgets import BudgetLedger
 from gateway.storage.console_reads import ConsoleReads
+from gateway.storage.usage_reads import UsageReads
 
 
 class PairingBook(Protocol):
@@ -35,8 +36,9 @@ class AdminBackend:
 
     ``console`` (full transcripts, activity, usage, the audit log), ``skills`` and ``leases`` (who runs each
     polling adapter) feed the console's pages; without them those pages answer 503 saying what is missing.
-    ``schedules`` adds the schedules API (``schedules_api.py``); ``budgets`` shows who is over budget until
-    when (overview and person pages).
+    ``schedules`` adds the schedules API (``schedules_api.py``); ``usage`` the usage API (``usage_api.py``)
+    and the console's cost figures, with days counted in ``usage_timezone`` (None: ``settings.timezone``);
+    ``budgets`` shows who is over budget until when (overview and person pages).
     """
 
     reads: AdminReads
@@ -50,6 +52,13 @@ class AdminBackend:
     schedules: ScheduleBook | None = None
     budgets: BudgetLedger | None = None
     settings: AdminSettings = field(default_factory=AdminSettings)
+    usage: UsageReads | None = None
+    usage_timezone: str | None = None
+
+    @property
+    def usage_zone(self) -> str:
+        """The zone usage days and months are counted in."""
+        return self.usage_timezone or self.settings.timezone
 
 
 def operator(person_id: str, label: str) -> Actor:

@@ -73,3 +73,24 @@ def test_a_time_that_names_nothing_is_one_clear_error(recorded: Path) -> None:
     result = mnemogate("usage", "--since", "last tuesday", "--home", str(recorded))
     assert result.returncode == 2
     assert "cannot read the time 'last tuesday'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_check_config_warns_when_a_configured_model_has_no_price(home: Path) -> None:
+    config = (
+        "model:\n  provider: openai\n  model: llama3-70b\n  base_url: http://127.0.0.1:11434/v1\n"
+        "  auxiliary:\n    provider: openai\n    model: gpt-4o-mini-2024-07-18\n"
+    )
+    (home / "config.yaml").write_text(config, encoding="utf-8")
+    unpriced = mnemogate("check-config", "--home", str(home))
+    assert unpriced.returncode == 0, unpriced.stderr
+    warnings = [line for line in unpriced.stdout.splitlines() if "has no price" in line]
+    assert warnings == [
+        "warning: model.model 'llama3-70b' has no price (built-in prices taken 2025-11): its calls are "
+        "recorded with cost null; add usage.prices.llama3-70b with input/output/cache_read/cache_write in "
+        "USD per million tokens"
+    ]
+    priced = config + "usage:\n  prices:\n    llama3-70b: {input: 0, output: 0}\n"
+    (home / "config.yaml").write_text(priced, encoding="utf-8")
+    result = mnemogate("check-config", "--home", str(home))
+    assert result.returncode == 0, result.stderr
+    assert "has no price" not in result.stdout

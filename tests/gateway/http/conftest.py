@@ -115,6 +115,7 @@ def build_app(
             console=runtime.storage.console,
             skills=runtime.skills,
             leases=runtime.storage.adapter_leases,
+            usage=runtime.storage.usage,
         ),
         reads=reads,
         client_key=ClientKey(

@@ -105,3 +105,17 @@ async def test_usage_by_day_counts_calendar_days_of_the_given_zone(storage: Stor
     assert in_range.total == UsageLine() and in_range.lines == ()
     with pytest.raises(ValueError, match="time zone"):
         await storage.usage.usage_report(UsageQuery(since=0, group=UsageGroup.DAY, timezone="Mars/Olympus"))
+
+
+async def test_usage_per_platform_and_model_sums_every_call_ever_logged(storage: Storage) -> None:
+    store = agent(storage)
+    alice = (await store.ensure_conversation("k-alice", ALICE)).tip_session_id
+    bob = (await store.ensure_conversation("k-bob", BOB)).tip_session_id
+    await store.add_usage(alice, ModelCall(10, 1, 5, 0, 0.5, model="gpt-4o"))
+    await store.add_usage(alice, ModelCall(20, 2, cost_usd=0.25, model="gpt-4o", kind="flush"))
+    await store.add_usage(bob, ModelCall(7, 3, model="my-llama"))
+    cells = await storage.usage.usage_by_platform_and_model()
+    assert [(c.platform, c.model, c.line) for c in cells] == [
+        ("slack", "my-llama", UsageLine(None, 1, 1, 7, 3, 0, 0, 0.0)),
+        ("telegram", "gpt-4o", UsageLine(None, 2, 0, 30, 3, 5, 0, 0.75)),
+    ]
