@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from agent_core.llm.prices import PRICES_TAKEN
 from gateway.adapters_config import dormant_credentials
+from gateway.budgets.notes import budget_warnings
 from gateway.config import Settings
 
 __all__ = ["StartupNote", "startup_notes"]
@@ -46,6 +47,9 @@ def startup_notes(settings: Settings) -> tuple[StartupNote, ...]:
     ]
     notes.append(StartupNote(_search_line(settings)))
     notes += [StartupNote(line, warning=True) for line in unpriced_models(settings)]
+    model, prices = settings.model, settings.usage.price_table()
+    budgets = budget_warnings(settings.budgets, model.provider, model.model, prices)
+    notes += [StartupNote(line, warning=True) for line in budgets]
     notes += [StartupNote(line, warning=True) for line in dormant_credentials(settings.adapters)]
     notes += [StartupNote(line, warning=True) for line in settings.deprecations()]
     return tuple(notes)

@@ -11,6 +11,8 @@ from pydantic import ValidationError
 
 from agent_core.actor import Actor
 from gateway.budgets import BudgetPolicy, BudgetSettings, Limits, PeriodClock, PersonBudget
+from gateway.config import Settings
+from gateway.startup_notes import startup_notes
 from gateway.storage.budgets import BudgetScope, ScopeKind, ScopeReading, Spend, Verdict
 
 ADA = Actor("p-ada", "c1", platform="telegram")
@@ -171,3 +173,15 @@ def test_a_caller_that_waits_for_each_answer_gets_the_notice_every_time() -> Non
     web = limited.decide(Actor("p-ada", "c8", platform="web"), spent, 0.0).refusal
     assert chat is not None and not chat.every_time
     assert api is not None and api.every_time and web is not None and web.every_time
+
+
+def test_check_config_warns_when_usd_limits_meet_a_model_without_a_price() -> None:
+    def warnings(**config: object) -> list[str]:
+        return [note.text for note in startup_notes(Settings.model_validate(config)) if note.warning]
+
+    offline = warnings(budgets={"person": {"day_usd": 1}})
+    assert any("budgets: USD limits are set but the offline model has no price" in w for w in offline)
+    assert not any(w.startswith("budgets:") for w in warnings(budgets={"person": {"day_tokens": 1000}}))
+    anthropic = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
+    priced = warnings(model=anthropic, anthropic_api_key="sk-test", budgets={"overall": {"month_usd": 5}})
+    assert not any(w.startswith("budgets:") for w in priced)
