@@ -6,7 +6,8 @@ same transaction, and spend is the settled slots up to the watermark plus the us
 runs only under the scope's advisory lock (held by the claim deciding it), so two hosts never settle one
 scope at once. A usage row is timed by ``clock_timestamp()`` when it is inserted and committed by its short
 transaction, so it is visible long before its slot is settled (a transaction open for ``SETTLE_S`` — ten
-minutes — after writing a usage row would be the one way to miss it; none of ours does that).
+minutes — after writing a usage row would be the one way to miss it; none of ours does that). Last month's
+slots of a scope are deleted when it is first settled in a new month.
 """
 
 from __future__ import annotations
@@ -69,6 +70,10 @@ async def _settle(conn: Conn, scope: BudgetScope, month_start: float, now: float
     )
     row = await cursor.fetchone()
     base = max(float(row[0]) if row is not None else month_start, month_start)
+    if row is not None and float(row[0]) < month_start:  # the scope's first settling this month
+        await conn.execute(
+            "DELETE FROM budget_slots WHERE scope_key = %s AND slot_start < %s", (scope.key, month_start)
+        )
     target = settled_until(now)
     if target <= base:
         return base

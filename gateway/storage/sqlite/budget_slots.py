@@ -6,7 +6,7 @@ transaction; spend since a period's start is the settled slots from there up to 
 rows from the watermark on, so it equals the plain sum over ``usage_log`` while reading at most a month of
 slot rows and the newest ~25 minutes of usage rows. Only a claim transaction (``BEGIN IMMEDIATE``) settles,
 so settling is serialised with the decisions; SQLite commits one writer at a time, so no row of a settled
-slot arrives later.
+slot arrives later. Last month's slots of a scope are deleted when it is first settled in a new month.
 """
 
 from __future__ import annotations
@@ -62,6 +62,10 @@ def _settle(conn: sqlite3.Connection, scope: BudgetScope, month_start: float, no
         "SELECT settled_until FROM budget_watermarks WHERE scope_key = ?", (scope.key,)
     ).fetchone()
     base = max(float(row[0]) if row is not None else month_start, month_start)
+    if row is not None and float(row[0]) < month_start:  # the scope's first settling this month
+        conn.execute(
+            "DELETE FROM budget_slots WHERE scope_key = ? AND slot_start < ?", (scope.key, month_start)
+        )
     target = settled_until(now)
     if target <= base:
         return base

@@ -6,7 +6,7 @@ instants, since the claim uses the backend's clock.)"""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_core.storage.records import ModelCall
 from gateway.budgets import BudgetPolicy, BudgetSettings
@@ -67,3 +67,32 @@ async def test_settled_slots_plus_the_newest_rows_equal_the_plain_sum(storage: S
         assert rounded(await settled(storage, scope, periods, later + 3 * SLOT_S)) == expected
     person = rounded(await settled(storage, SCOPES[2], periods, later))
     assert person == (0.3, 300, 0.3, 300)  # ada's priced calls in USD, all three in tokens
+
+
+async def slot_rows(storage: Storage) -> int:
+    query = "SELECT count(*) FROM budget_slots"
+    if isinstance(storage, SqliteStorage):
+        return int(await storage.state.run_read(lambda c: c.execute(query).fetchone()[0]))
+    assert isinstance(storage, PostgresStorage)
+
+    async def count(conn: Any) -> int:
+        row = await (await conn.execute(query)).fetchone()
+        return int(row[0])
+
+    return await storage.db.run_read(count)
+
+
+async def test_a_new_month_starts_from_nothing_and_drops_last_months_slots(storage: Storage) -> None:
+    ada = await storage.agent.ensure_conversation("test:dm-ada", request("x", event="e").principal)
+    await storage.agent.add_usage(ada.tip_session_id, ModelCall(input_tokens=100, cost_usd=0.5))
+    now = time.time()
+    periods = BudgetPolicy(BudgetSettings()).periods(now)
+    later = max(now, periods.day_start) + SETTLE_S + 2 * SLOT_S
+    for scope in SCOPES:
+        await settled(storage, scope, periods, later)
+    assert await slot_rows(storage) == len(SCOPES)
+    following = settled_until(later) + 10 * SLOT_S  # a month (as far as settling knows) after those slots
+    next_month = Periods(day_start=following, month_start=following)
+    for scope in SCOPES:
+        assert await settled(storage, scope, next_month, following + SETTLE_S + SLOT_S) == Spend()
+    assert await slot_rows(storage) == 0
