@@ -28,6 +28,7 @@ from .imports import TranscriptImport
 from .outbox import OutboxRepository
 from .pairing import PairingRepository
 from .queue import InboundLedger, TurnQueueRepository
+from .retention import RetentionRepository
 from .schedules import ScheduleRepository
 from .wakeups import Wakeups
 
@@ -107,6 +108,11 @@ class Storage(Protocol):
 
     @property
     def imports(self) -> TranscriptImport: ...
+
+    @property
+    def retention(self) -> RetentionRepository:
+        """Pruning what is past its retention age, the retention run's lease, what it removed, free space."""
+        ...
 
     @property
     def documents(self) -> MemoryDocuments:

@@ -91,6 +91,7 @@ def open_engine(
         conn.close()
         raise StateUnavailableError(paths.db, f"cannot create lock file {paths.write_lock}: {exc}") from None
     try:
+        translate_errors(paths.db, lambda: gate.run_outside_transaction(_incremental_vacuum_when_new))
         mode = translate_errors(
             paths.db, lambda: gate.run_outside_transaction(lambda c: apply_journal_mode(c, paths.db, log))
         )
@@ -113,6 +114,13 @@ def open_engine(
         checkpointer = WalCheckpointer(paths.db, lock_path, settings, log)
         checkpointer.start()
     return Engine(paths, gate, mode, checkpointer)
+
+
+def _incremental_vacuum_when_new(conn: sqlite3.Connection) -> None:
+    """A new database gets ``auto_vacuum=INCREMENTAL`` (possible only before its first table and before
+    WAL), so retention can hand free pages back in short steps instead of a full ``VACUUM``."""
+    if int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]) == 0:
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
 
 
 def _ensure_sidecar(path: Path, db_uuid: str, settings: StateSettings, log: logging.Logger) -> None:

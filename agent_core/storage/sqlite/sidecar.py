@@ -155,6 +155,8 @@ def reset(conn: sqlite3.Connection, db_uuid: str, scope: TrigramScope) -> None:
         for table in FTS_TABLES:
             conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
         clear_windows(conn)
+        # Stubs retention recorded for the old index (tool_output_stubs.py) describe nothing any more.
+        conn.execute("DROP TABLE IF EXISTS retention_stubs")
         conn.execute("DELETE FROM sidecar_format")
         conn.execute("INSERT INTO sidecar_format(version) VALUES (?)", (SIDECAR_FORMAT,))
         _set_progress(conn, db_uuid, 0)

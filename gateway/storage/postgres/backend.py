@@ -54,6 +54,7 @@ from .outbox import PgOutbox
 from .pairing import PgPairing
 from .persons import PgIdentity
 from .queue import PgTurnQueue
+from .retention import PgRetention
 from .schedules import PgSchedules
 from .schema import GATEWAY_LADDER
 from .wakeups import PgWakeups
@@ -109,6 +110,7 @@ class PostgresStorage:
         self.console: ConsoleReads = PgConsoleReads(db)
         self.imports: TranscriptImport = PgTranscriptImport(db)
         self.schedules: ScheduleRepository = PgSchedules(db)
+        self.retention = PgRetention(db)
 
     def stats(self) -> StoreStats:
         """This process's counters; ``round_trips`` counts transactions (each several network hops)."""

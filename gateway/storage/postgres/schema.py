@@ -127,6 +127,16 @@ _CLIENT_KEY: tuple[LiteralString, ...] = (
         created_at double precision NOT NULL)""",
 )
 
+# Retention (gateway.retention): ledger rows by age; the run's lease and last finish (one row, the server's
+# clock); what retention removed, per kind, so counts derived from rows stay monotonic once rows go.
+_RETENTION: tuple[LiteralString, ...] = (
+    "CREATE INDEX inbound_events_received ON inbound_events(received_at)",
+    """CREATE TABLE retention_run (
+        id smallint PRIMARY KEY CHECK (id = 1), holder text, expires_at double precision NOT NULL DEFAULT 0,
+        finished_at double precision)""",
+    "CREATE TABLE retention_totals (kind text PRIMARY KEY, removed bigint NOT NULL DEFAULT 0)",
+)
+
 GATEWAY_LADDER = PgLadder(
     owner="gateway",
     version_table="gateway_schema_version",
@@ -144,5 +154,6 @@ GATEWAY_LADDER = PgLadder(
         ),
         PgMigration(4, "gateway: the client key every host hashes cookies and API tokens with", _CLIENT_KEY),
         PgMigration(5, "schedules: reminders and scheduled turns, their runs, time zones", _SCHEDULES),
+        PgMigration(7, "retention: ledger by age, the run's lease, removed totals", _RETENTION),
     ),
 )

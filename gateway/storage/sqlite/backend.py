@@ -35,6 +35,7 @@ from .jobs import SqliteTurnQueue
 from .outbox import SqliteOutbox
 from .pairing import SqlitePairing
 from .persons import SqliteIdentity
+from .retention import SqliteRetention
 from .schedules import SqliteSchedules
 from .schema import GATEWAY_LADDER
 
@@ -87,6 +88,7 @@ class SqliteStorage:
         self.console = SqliteConsoleReads(state)
         self.imports = SqliteTranscriptImport(state)
         self.schedules = SqliteSchedules(state)
+        self.retention = SqliteRetention(state)
 
     def stats(self) -> StoreStats:
         """This process's state.db counters (write retries, commits, round trips, indexer activity)."""

@@ -161,6 +161,20 @@ _CHAT_WINDOWS = (
 )
 
 
+# Retention (gateway.retention): ledger rows and finished jobs by age, so pruning is an index range; the
+# run's lease and last finish (one row); what retention removed, per kind, so counts derived from rows
+# (finished turns, given-up replies) stay monotonic once their rows are gone.
+_RETENTION = (
+    "CREATE INDEX IF NOT EXISTS inbound_events_received ON inbound_events(received_at)",
+    "CREATE INDEX IF NOT EXISTS turn_jobs_finished ON turn_jobs(finished_at) WHERE finished_at IS NOT NULL",
+    """CREATE TABLE retention_run (
+        id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT, expires_at REAL NOT NULL DEFAULT 0,
+        finished_at REAL)""",
+    """CREATE TABLE retention_totals (
+        kind TEXT PRIMARY KEY, removed INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID""",
+)
+
+
 GATEWAY_LADDER = Ladder(
     owner="gateway",
     version_table="gateway_schema_version",
@@ -178,5 +192,6 @@ GATEWAY_LADDER = Ladder(
         Migration(10, "queue: held messages keep their request bytes (api_content)", _HELD_REQUEST_BYTES),
         Migration(11, "chat windows: command text of command replies, reopened conversations", _CHAT_WINDOWS),
         Migration(12, "schedules: reminders and scheduled turns, their runs, time zones", _SCHEDULES),
+        Migration(14, "retention: ledger and jobs by age, the run's lease, removed totals", _RETENTION),
     ),
 )
