@@ -176,6 +176,10 @@ class RetentionRepository(Protocol):
         """Record that ``holder``'s run finished now and release its lease."""
         ...
 
+    async def space(self) -> SpaceReport:
+        """How much of the database file is free now, and how it can be reclaimed (a read)."""
+        ...
+
     async def reclaim_space(self, *, min_free_fraction: float, max_bytes: int) -> SpaceReport:
         """Hand free pages back to the file system, at most ``max_bytes`` per short write transaction, when
         more than ``min_free_fraction`` of the file is free and the file can be shrunk in place; the report

@@ -186,6 +186,9 @@ class PgRetention:
             )
         )
 
+    async def space(self) -> SpaceReport:
+        return SpaceReport("autovacuum")
+
     async def reclaim_space(self, *, min_free_fraction: float, max_bytes: int) -> SpaceReport:
         return SpaceReport("autovacuum")
 

@@ -82,6 +82,9 @@ class SqliteRetention:
     async def finish_run(self, holder: str) -> None:
         await self._state.run_write(lambda c: _finish(c, holder, time.time()))
 
+    async def space(self) -> SpaceReport:
+        return await self._state.run_read(_space)
+
     async def reclaim_space(self, *, min_free_fraction: float, max_bytes: int) -> SpaceReport:
         before = await self._state.run_read(_space)
         if before.mode != "incremental" or before.free_fraction < min_free_fraction:
