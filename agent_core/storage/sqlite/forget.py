@@ -35,6 +35,7 @@ from .sidecar import (
     searchable_text,
     trigram_text,
 )
+from .stub_records import as_indexed
 
 COOLDOWN_PREFIX = "compression.cooldown/"  # cooldowns.py's key prefix
 _IN_IDS = "(SELECT value FROM json_each(?))"
@@ -152,8 +153,9 @@ class SidecarHold:
 def unindex(conn: sqlite3.Connection, rows: Sequence[PendingRow], last_id: int, scope: TrigramScope) -> None:
     """Delete the FTS entries of ``rows`` that the index holds (ids up to ``last_id``), with the exact texts
     ``index_rows`` gave it; call inside a sidecar write transaction."""
+    indexed = as_indexed(conn, rows)  # a tool output retention already stubbed in the index
     docs = [
-        (row.id, text) for row in rows if row.id <= last_id and (text := searchable_text(row)) is not None
+        (row.id, text) for row in indexed if row.id <= last_id and (text := searchable_text(row)) is not None
     ]
     trigram_docs = [(rowid, part) for rowid, text in docs if (part := trigram_text(text, scope)) is not None]
     conn.executemany("INSERT INTO fts_porter(fts_porter, rowid, body) VALUES ('delete', ?, ?)", docs)

@@ -9,9 +9,10 @@ stubbed, and the two files change in this order, each step one transaction:
 2. under the sidecar's write lock again: state.db's rows set to their recorded stubs, then the records
    dropped — a crash between 1 and 2 (or within 2) leaves records that the next call applies first, so
    state.db always ends up holding exactly the text the sidecar indexed.
-A sidecar reset (a rebuild) drops ``retention_stubs`` with everything else (sidecar.reset), and the
-records are re-checked under the lock before state.db changes, so a rebuild never leaves state.db holding
-a stub whose old text the rebuilt index still has.
+Forgetting a conversation (forget.py) deletes the recorded stub's terms, not state.db's text, for a
+message with a record (stub_records.py). A sidecar reset (a rebuild) drops ``retention_stubs`` with
+everything else (sidecar.reset), and the records are re-read under the lock before state.db changes, so a
+rebuild never leaves state.db holding a stub whose old text the rebuilt index still has.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from ..tool_output_stubs import TOOL_OUTPUT_FLOOR_CHARS, tool_output_stub
 from .settings import TrigramScope
 from .sidecar import PendingRow, open_sidecar, read_progress, searchable_text, trigram_text
 from .store import StateStore
+from .stub_records import STUBS_DDL
 
 _BUSY_TIMEOUT_MS = 5_000
-_STUBS_DDL = "CREATE TABLE IF NOT EXISTS retention_stubs (message_id INTEGER PRIMARY KEY, stub TEXT NOT NULL)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +92,7 @@ class SqliteToolOutputStubs:
 
 def _begin(sidecar: sqlite3.Connection) -> None:
     sidecar.execute("BEGIN IMMEDIATE")
-    sidecar.execute(_STUBS_DDL)
+    sidecar.execute(STUBS_DDL)
 
 
 def _end(sidecar: sqlite3.Connection, *, commit: bool) -> None:
