@@ -16,7 +16,7 @@ ids ``expired_conversations`` names to the storage's one conversation-forgetting
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal, Protocol
 
@@ -156,6 +156,12 @@ class RetentionRepository(Protocol):
     async def expired_conversations(self, *, idle_s: float, grace_s: float, limit: int) -> list[str]:
         """Up to ``limit`` ended conversations due for deletion (see ``RetentionCutoffs``) with no queued
         or running job, undelivered outbox row or active schedule, oldest end first (a read)."""
+        ...
+
+    async def forget_leftovers(self, conversation_ids: Sequence[str]) -> int:
+        """Delete the gateway's finished rows that name these conversations — schedules that are not
+        active and their runs, delivered or given-up outbox rows, finished jobs, conversation leases — before
+        the conversations themselves are forgotten; how many rows. One transaction."""
         ...
 
     async def count_deleted_conversations(self, count: int) -> None:
