@@ -25,6 +25,7 @@ from tests.adapters.fakes.recording_sink import wait_until
 
 from .backends import BackendUnderTest
 from .test_queue import LONG, request
+from .test_schedules import RULES, T0, live_conversation, schedule
 
 if TYPE_CHECKING:
     from gateway.storage import Storage
@@ -211,3 +212,23 @@ async def test_the_gateway_rows_of_a_conversation_go_before_it_is_forgotten(stor
     assert len(await outbox.for_conversation(other.conversation_id)) == 1
     await storage.agent.forget_conversations([enqueued.conversation_id])
     assert await storage.agent.get_conversation(enqueued.conversation_id) is None
+
+
+async def test_old_schedule_runs_go_but_each_schedules_latest_run_stays(storage: Storage) -> None:
+    ada = await live_conversation(storage)
+    once = await storage.schedules.create(schedule(ada), max_per_person=10)
+    every = await storage.schedules.create(schedule(ada, kind="interval", spec="60.0"), max_per_person=10)
+    assert once is not None and every is not None
+    for step in range(3):
+        await storage.schedules.fire_due(T0 + 60 * step, RULES, limit=10)
+        for job in await storage.queue.claim("w", lease_s=LONG, limit=10, max_attempts=3):
+            assert await storage.queue.finish(job.id, "w", state="done")
+    assert len(await storage.schedules.runs(schedule_id=every.id)) == 3
+    retention, beyond_t0 = repo(storage), -(T0 + 3600.0)  # a negative age reaches past the 2033 firings
+    assert await retention.prune_schedule_runs(older_than_s=3600.0, limit=10) == 0
+    assert (await retention.preview(RetentionCutoffs(schedule_runs_s=beyond_t0))).get("schedule_runs") == 2
+    assert await retention.prune_schedule_runs(older_than_s=beyond_t0, limit=1) == 1
+    assert await retention.prune_schedule_runs(older_than_s=beyond_t0, limit=10) == 1
+    assert [run.occurrence_at for run in await storage.schedules.runs(schedule_id=every.id)] == [T0 + 120]
+    assert len(await storage.schedules.runs(schedule_id=once.id)) == 1
+    assert (await retention.removed_totals()).get("schedule_runs") == 2
