@@ -124,7 +124,7 @@ class RetentionRepository(Protocol):
 
     async def prune_given_up_outbox(self, *, older_than_s: float, limit: int) -> int:
         """Delete up to ``limit`` outbox rows given up on (``failed``) created over ``older_than_s`` ago,
-        with their chunk progress. One transaction."""
+        with their chunk progress, except replies of schedule runs that are kept. One transaction."""
         ...
 
     async def prune_ledger(self, *, older_than_s: float, limit: int) -> int:
@@ -134,7 +134,8 @@ class RetentionRepository(Protocol):
 
     async def prune_jobs(self, *, older_than_s: float, limit: int) -> int:
         """Delete up to ``limit`` done or failed turn jobs finished over ``older_than_s`` ago that no
-        undelivered outbox row or held message names. One transaction."""
+        undelivered outbox row, held message or kept schedule run names (a run's task status is its
+        job's). One transaction."""
         ...
 
     async def prune_schedule_runs(self, *, older_than_s: float, limit: int) -> int:

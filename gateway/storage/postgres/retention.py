@@ -32,12 +32,17 @@ _BUSY_CONVERSATION: LiteralString = (
     "AND c.id NOT IN (SELECT conversation_id FROM schedules WHERE state = 'active') "
     "AND c.id NOT IN (SELECT conversation_id FROM pending_messages)"
 )
-_GIVEN_UP_OUTBOX: LiteralString = "FROM outbox WHERE state = 'failed' AND created_at < mg_now() - %(age)s"
+_GIVEN_UP_OUTBOX: LiteralString = (
+    "FROM outbox WHERE state = 'failed' AND created_at < mg_now() - %(age)s "
+    "AND (job_id IS NULL OR job_id NOT IN (SELECT id FROM turn_jobs WHERE schedule_run_id IS NOT NULL "
+    "AND schedule_run_id IN (SELECT id FROM schedule_runs)))"
+)
 _LEDGER: LiteralString = "FROM inbound_events WHERE received_at < mg_now() - %(age)s"
 _FINISHED_JOBS: LiteralString = (
     "FROM turn_jobs WHERE finished_at < mg_now() - %(age)s AND state IN ('done', 'failed') "
     "AND id NOT IN (SELECT job_id FROM outbox WHERE state IN ('pending', 'sending') AND job_id IS NOT NULL) "
-    "AND id NOT IN (SELECT job_id FROM pending_messages)"
+    "AND id NOT IN (SELECT job_id FROM pending_messages) "
+    "AND (schedule_run_id IS NULL OR schedule_run_id NOT IN (SELECT id FROM schedule_runs))"
 )
 _SCHEDULE_RUNS: LiteralString = (
     "FROM schedule_runs r WHERE r.fired_at < mg_now() - %(age)s "

@@ -23,14 +23,24 @@ _BUSY_CONVERSATION = (
     "AND c.id NOT IN (SELECT conversation_id FROM pending_messages)"
 )
 
-GIVEN_UP_OUTBOX = "FROM outbox WHERE state = 'failed' AND created_at < :cut"
+# A reply of a schedule run that is kept stays with it (the run's delivery status is read from it).
+_OF_KEPT_RUN = (
+    "(SELECT id FROM turn_jobs WHERE schedule_run_id IS NOT NULL "
+    "AND schedule_run_id IN (SELECT id FROM schedule_runs))"
+)
+
+GIVEN_UP_OUTBOX = (
+    "FROM outbox WHERE state = 'failed' AND created_at < :cut "
+    f"AND (job_id IS NULL OR job_id NOT IN {_OF_KEPT_RUN})"
+)
 
 LEDGER = "FROM inbound_events INDEXED BY inbound_events_received WHERE received_at < :cut"
 
 FINISHED_JOBS = (
     "FROM turn_jobs WHERE finished_at < :cut AND state IN ('done', 'failed') "
     "AND id NOT IN (SELECT job_id FROM outbox WHERE state IN ('pending', 'sending') AND job_id IS NOT NULL) "
-    "AND id NOT IN (SELECT job_id FROM pending_messages)"
+    "AND id NOT IN (SELECT job_id FROM pending_messages) "
+    "AND (schedule_run_id IS NULL OR schedule_run_id NOT IN (SELECT id FROM schedule_runs))"
 )
 
 SCHEDULE_RUNS = (

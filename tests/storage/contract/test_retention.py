@@ -223,7 +223,10 @@ async def test_old_schedule_runs_go_but_each_schedules_latest_run_stays(storage:
         await storage.schedules.fire_due(T0 + 60 * step, RULES, limit=10)
         for job in await storage.queue.claim("w", lease_s=LONG, limit=10, max_attempts=3):
             assert await storage.queue.finish(job.id, "w", state="done")
-    assert len(await storage.schedules.runs(schedule_id=every.id)) == 3
+    runs = await storage.schedules.runs(schedule_id=every.id)
+    assert len(runs) == 3
+    await past(time.time())
+    assert await repo(storage).prune_jobs(older_than_s=0.0, limit=10) == 1  # the greeting's: runs keep theirs
     retention, beyond_t0 = repo(storage), -(T0 + 3600.0)  # a negative age reaches past the 2033 firings
     assert await retention.prune_schedule_runs(older_than_s=3600.0, limit=10) == 0
     assert (await retention.preview(RetentionCutoffs(schedule_runs_s=beyond_t0))).get("schedule_runs") == 2
@@ -232,3 +235,5 @@ async def test_old_schedule_runs_go_but_each_schedules_latest_run_stays(storage:
     assert [run.occurrence_at for run in await storage.schedules.runs(schedule_id=every.id)] == [T0 + 120]
     assert len(await storage.schedules.runs(schedule_id=once.id)) == 1
     assert (await retention.removed_totals()).get("schedule_runs") == 2
+    assert await retention.prune_jobs(older_than_s=0.0, limit=10) == 2  # the pruned runs' jobs
+    assert [run.task for run in await storage.schedules.runs(schedule_id=every.id)] == [runs[0].task]
