@@ -111,6 +111,7 @@ class RetentionRunner:
     async def __aenter__(self) -> RetentionRunner:
         if self._settings.enabled:
             self._task = asyncio.create_task(self._loop(), name="retention")
+            self._task.add_done_callback(_log_crash)
         return self
 
     async def __aexit__(
@@ -234,6 +235,11 @@ class RetentionRunner:
                 return
             await self._repository.count_deleted_conversations(await self._forget(due))
             await self._renew()
+
+
+def _log_crash(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        _LOG.error("retention loop crashed; no more runs until restart", exc_info=task.exception())
 
 
 class RetentionLeaseLostError(Exception):

@@ -63,7 +63,14 @@ class SqliteRetention:
         return stubbed
 
     async def end_idle_conversations(self, *, idle_s: float, limit: int) -> list[str]:
-        return await self._state.run_write(lambda c: _end_idle(c, time.time(), idle_s, limit))
+        # Found on a reader (a scan of the live conversations), re-checked and ended under the write lock.
+        sql = f"SELECT c.id {rules.IDLE_CONVERSATIONS} LIMIT :limit"
+        found = await self._state.run_read(
+            lambda c: [str(r[0]) for r in c.execute(sql, {"cut": time.time() - idle_s, "limit": limit})]
+        )
+        if not found:
+            return []
+        return await self._state.run_write(lambda c: _end_idle(c, found, time.time(), idle_s))
 
     async def expired_conversations(self, *, idle_s: float, grace_s: float, limit: int) -> list[str]:
         params = _expiry_params(time.time(), idle_s, grace_s)
@@ -178,9 +185,9 @@ def _prune_runs(conn: sqlite3.Connection, cut: float, limit: int) -> int:
     return len(ids)
 
 
-def _end_idle(conn: sqlite3.Connection, now: float, idle_s: float, limit: int) -> list[str]:
-    sql = f"SELECT c.id {rules.IDLE_CONVERSATIONS} LIMIT :limit"
-    ids = [str(r[0]) for r in conn.execute(sql, {"cut": now - idle_s, "limit": limit})]
+def _end_idle(conn: sqlite3.Connection, found: list[str], now: float, idle_s: float) -> list[str]:
+    sql = f"SELECT c.id {rules.IDLE_CONVERSATIONS} AND c.id IN (SELECT value FROM json_each(:ids))"
+    ids = [str(r[0]) for r in conn.execute(sql, {"cut": now - idle_s, "ids": json.dumps(found)})]
     ended = [cid for cid in ids if end_conversation(conn, cid, RETENTION_END_REASON, now)]
     rules.add_total(conn, "conversations_ended", len(ended))
     return ended
