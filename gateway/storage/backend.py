@@ -23,6 +23,7 @@ from .chat_conversations import ChatConversations
 from .checkpoints import CheckpointRepository
 from .client_keys import ClientKeyStore
 from .console_reads import ConsoleReads
+from .erasure import ErasureRepository
 from .identity import IdentityRepository
 from .imports import TranscriptImport
 from .outbox import OutboxRepository
@@ -107,6 +108,11 @@ class Storage(Protocol):
 
     @property
     def imports(self) -> TranscriptImport: ...
+
+    @property
+    def erasure(self) -> ErasureRepository:
+        """A person's footprint, and deleting the gateway's rows about them (erasure, retention)."""
+        ...
 
     @property
     def documents(self) -> MemoryDocuments:
