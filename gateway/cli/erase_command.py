@@ -1,8 +1,8 @@
 """``mnemogate erase --person ID``: delete everything stored about one person (see gateway/erasure).
 
 Asks for the person id to be typed back unless ``--yes`` is given; refuses an unknown person before asking.
-Exit status: 0 erased, 1 refused or not confirmed, 3 erased except at the memory provider (the report says
-why; run it again once the provider is reachable).
+Exit status: 0 erased, 1 refused or not confirmed, 3 the memory provider could not be cleared and nothing was
+erased (run it again once the provider is reachable, or with ``--skip-provider``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from agent_core.providers import MemoryProvider, ProviderContext, build_provider
 from agent_core.providers.errors import ProviderUnavailableError
 from gateway.cli.context import CommandContext
-from gateway.erasure import ErasureReport, PersonEraser, UnknownPersonError
+from gateway.erasure import ErasureReport, PersonEraser, ProviderNotClearedError, UnknownPersonError
 from gateway.storage import PersonFootprint, Storage, open_storage
 
 PROVIDER_NOT_CLEARED = 3
@@ -33,16 +33,26 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     parser.add_argument("--person", required=True, metavar="ID", help="the person id to erase")
     parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--skip-provider",
+        action="store_true",
+        help="leave the external memory provider's data (when it is gone for good); everything else goes",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(context: CommandContext) -> int:
     args = context.args
     try:
-        report = asyncio.run(_erase(context, args.person, confirmed=args.yes))
+        report = asyncio.run(
+            _erase(context, args.person, confirmed=args.yes, skip_provider=args.skip_provider)
+        )
     except UnknownPersonError as exc:
         print(f"mnemogate: {exc}", file=sys.stderr)
         return 1
+    except ProviderNotClearedError as exc:
+        print(f"mnemogate: {exc}", file=sys.stderr)
+        return PROVIDER_NOT_CLEARED
     if report is None:
         print("mnemogate: not confirmed; nothing was erased", file=sys.stderr)
         return 1
@@ -50,12 +60,12 @@ def run(context: CommandContext) -> int:
         print(json.dumps(report.to_dict(), indent=2))
     else:
         print(f"person {report.person_id}: {report.summary()}")
-        if report.provider_error is not None:
-            print(f"memory provider {report.provider}: {report.provider_error}", file=sys.stderr)
-    return 0 if report.complete else PROVIDER_NOT_CLEARED
+    return 0
 
 
-async def _erase(context: CommandContext, person_id: str, *, confirmed: bool) -> ErasureReport | None:
+async def _erase(
+    context: CommandContext, person_id: str, *, confirmed: bool, skip_provider: bool
+) -> ErasureReport | None:
     settings = context.settings
     root = context.home.ensure().root
     facts_file = settings.memory.provider.local.db_path
@@ -64,7 +74,8 @@ async def _erase(context: CommandContext, person_id: str, *, confirmed: bool) ->
         if not confirmed and not await asyncio.to_thread(_confirm, found):
             return None
         async with _provider(context, storage) as provider:
-            return await PersonEraser(storage, provider).erase(person_id, erased_by="admin:cli")
+            eraser = PersonEraser(storage, provider)
+            return await eraser.erase(person_id, erased_by="admin:cli", skip_provider=skip_provider)
 
 
 def _confirm(found: PersonFootprint) -> bool:
@@ -95,7 +106,11 @@ async def _provider(context: CommandContext, storage: Storage) -> AsyncIterator[
     if reason is not None:
         yield _Unavailable(provider.name, reason)
         return
-    await provider.initialize()
+    try:
+        await provider.initialize()
+    except Exception as exc:  # an SDK's own errors at start-up: the erase reports them, nothing changes
+        yield _Unavailable(provider.name, f"it did not start: {type(exc).__name__}: {exc}")
+        return
     try:
         yield provider
     finally:

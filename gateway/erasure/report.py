@@ -14,10 +14,22 @@ class UnknownPersonError(LookupError):
         self.person_id = person_id
 
 
+class ProviderNotClearedError(RuntimeError):
+    """The configured memory provider could not delete the person's data; nothing else was erased."""
+
+    def __init__(self, provider: str, reason: str) -> None:
+        super().__init__(
+            f"the memory provider {provider} could not erase this person ({reason}); nothing was erased — "
+            "erase again once it is reachable, or skip the provider (its data about the person then stays)"
+        )
+        self.provider = provider
+        self.reason = reason
+
+
 @dataclass(frozen=True, slots=True)
 class ErasureReport:
-    """Counts of what went for one person; ``provider_error`` says why the memory provider could not be
-    cleared (everything else was erased regardless)."""
+    """Counts of what went for one person; ``provider`` names the external memory provider that was cleared
+    (``provider_skipped``: it was configured but the caller chose to leave its data)."""
 
     person_id: str
     erased_by: str
@@ -38,11 +50,11 @@ class ErasureReport:
     pairing_requests: int = 0
     checkpoints: int = 0
     provider: str | None = None
-    provider_error: str | None = None
+    provider_skipped: bool = False
 
     @property
     def complete(self) -> bool:
-        return self.provider_error is None
+        return not self.provider_skipped
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "complete": self.complete}
@@ -58,7 +70,7 @@ class ErasureReport:
             f"{self.outbox_rows} outbox rows",
             f"{self.accounts} accounts",
         ]
-        provider = "" if self.provider is None else f"; provider {self.provider}: "
+        provider = "" if self.provider is None else f"; memory provider {self.provider} "
         if self.provider is not None:
-            provider += "cleared" if self.provider_error is None else "NOT cleared"
+            provider += "skipped (its data stays)" if self.provider_skipped else "cleared"
         return "erased " + ", ".join(parts) + provider

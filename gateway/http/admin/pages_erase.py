@@ -7,7 +7,7 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Request
 from starlette.responses import Response
 
-from gateway.erasure import PersonEraser, UnknownPersonError
+from gateway.erasure import PersonEraser, ProviderNotClearedError, UnknownPersonError
 from gateway.storage import PersonFootprint
 
 from .guards import CheckedForm, SignedIn
@@ -30,7 +30,14 @@ def erase_routes(router: APIRouter, console: Console, eraser: PersonEraser) -> N
                 request, "erase.html", form.session, status=422, found=found, report=None,
                 error="The id typed does not match this person's; nothing was erased.",
             )  # fmt: skip
-        report = await eraser.erase(person_id, erased_by=CONSOLE_ERASER)
+        try:
+            report = await eraser.erase(
+                person_id, erased_by=CONSOLE_ERASER, skip_provider=form.get("skip_provider") == "on"
+            )
+        except ProviderNotClearedError as exc:
+            return console.render(
+                request, "erase.html", form.session, status=502, found=found, report=None, error=str(exc)
+            )
         return console.render(request, "erase.html", form.session, found=found, error=None, report=report)
 
 

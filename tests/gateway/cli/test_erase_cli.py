@@ -13,8 +13,9 @@ import pytest
 from tests.gateway.erasure.canary import files_holding
 
 
-def mnemogate(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+def mnemogate(*args: str, stdin: str = "", **extra_env: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env.update(extra_env)
     return subprocess.run(
         [sys.executable, "-m", "gateway.cli", *args],
         input=stdin,
@@ -73,3 +74,17 @@ def test_yes_skips_the_question_and_json_prints_the_report(history: Path) -> Non
     assert (report["conversations"], report["messages"]) == (1, 2)
     again = mnemogate("erase", "--person", "bob", "--yes", "--home", str(history))
     assert again.returncode == 1
+
+
+def test_a_provider_that_cannot_be_cleared_stops_the_erase_unless_skipped(history: Path) -> None:
+    unreachable = "memory:\n  provider:\n    name: mem0\n    mem0:\n      host: http://127.0.0.1:9\n"
+    (history / "config.yaml").write_text(unreachable, encoding="utf-8")
+    key = {"MEM0_API_KEY": "m0-test"}
+    stopped = mnemogate("erase", "--person", "ana", "--yes", "--home", str(history), **key)
+    assert stopped.returncode == 3, stopped.stderr
+    assert "memory provider mem0 could not erase" in stopped.stderr and "nothing was erased" in stopped.stderr
+    assert files_holding(history, "CANARYanakeeper") != set()
+    skipped = mnemogate("erase", "--person", "ana", "--yes", "--skip-provider", "--home", str(history), **key)
+    assert skipped.returncode == 0, skipped.stderr
+    assert "memory provider mem0 skipped" in skipped.stdout
+    assert files_holding(history, "CANARYanakeeper") == set()
