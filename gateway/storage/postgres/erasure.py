@@ -7,9 +7,21 @@ Invariants: each method is one transaction; deleted rows' bytes stay in dead tup
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import LiteralString
 
 from agent_core.storage.postgres.engine import Conn, PgDatabase
 from gateway.storage.erasure import ConversationRowsForgotten, PersonFootprint, PersonRowsErased
+
+# Outbox rows sent to the person's direct chats outside a conversation of theirs (command replies, notices).
+_DIRECT = (
+    "SELECT o.id FROM outbox o JOIN unnest(%s::text[], %s::text[]) AS p(platform, chat_id) "
+    "ON (o.chat_ref::jsonb ->> 'platform') = p.platform AND (o.chat_ref::jsonb ->> 'chat_id') = p.chat_id "
+    "AND (o.chat_ref::jsonb ->> 'kind') = 'dm'"
+)
+_DIRECT_OUTBOX: tuple[LiteralString, ...] = (
+    "DELETE FROM outbox_chunks WHERE outbox_id IN (" + _DIRECT + ")",
+    "DELETE FROM outbox WHERE id IN (" + _DIRECT + ")",
+)
 
 
 async def footprint(conn: Conn, person_id: str) -> PersonFootprint:
@@ -74,6 +86,10 @@ async def erase_person_rows(conn: Conn, found: PersonFootprint) -> PersonRowsEra
         (person_id,),
     )
     schedules = await conn.execute("DELETE FROM schedules WHERE person_id = %s", (person_id,))
+    chat_platforms = [p for p, _ in found.direct_chats]
+    chat_ids = [c for _, c in found.direct_chats]
+    for statement in _DIRECT_OUTBOX:
+        await conn.execute(statement, (chat_platforms, chat_ids))
     await conn.execute("DELETE FROM person_timezones WHERE person_id = %s", (person_id,))
     await conn.execute("DELETE FROM turn_jobs WHERE person_id = %s", (person_id,))
     codes = await conn.execute("DELETE FROM link_codes WHERE person_id = %s", (person_id,))

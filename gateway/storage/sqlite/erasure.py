@@ -76,6 +76,15 @@ def erase_person_rows(conn: sqlite3.Connection, found: PersonFootprint) -> Perso
         (person_id,),
     )
     schedules = conn.execute("DELETE FROM schedules WHERE person_id = ?", (person_id,)).rowcount
+    chats = json.dumps([list(pair) for pair in found.direct_chats])
+    direct = (
+        "SELECT o.id FROM outbox o JOIN "
+        + _PAIRS
+        + " p ON json_extract(o.chat_ref, '$.platform') = p.platform "
+        "AND json_extract(o.chat_ref, '$.chat_id') = p.id AND json_extract(o.chat_ref, '$.kind') = 'dm'"
+    )
+    conn.execute(f"DELETE FROM outbox_chunks WHERE outbox_id IN ({direct})", (chats,))
+    conn.execute(f"DELETE FROM outbox WHERE id IN ({direct})", (chats,))
     conn.execute("DELETE FROM person_timezones WHERE person_id = ?", (person_id,))
     conn.execute("DELETE FROM turn_jobs WHERE person_id = ?", (person_id,))
     codes = conn.execute("DELETE FROM link_codes WHERE person_id = ?", (person_id,)).rowcount

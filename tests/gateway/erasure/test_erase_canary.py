@@ -36,6 +36,9 @@ async def converse(b: Backbone, user: str, canary: str) -> None:
     await b.wait_for(lambda: any(f"noted {canary}" in t for t in b.adapter.texts()[before:]))
     await b.gateway.pipeline.handle(dm(f"say {canary} again", user=user, event=f"{user}-2"))
     await b.wait_for(lambda: sum(f"noted {canary}" in t for t in b.adapter.texts()[before:]) >= 2)
+    # A command's reply (the memory, canary included) lives only in the outbox.
+    await b.gateway.pipeline.handle(dm("/memory", user=user, event=f"{user}-memory"))
+    await b.wait_for(lambda: sum(canary in t for t in b.adapter.texts()[before:]) >= 3)
 
 
 async def settle(b: Backbone) -> None:
