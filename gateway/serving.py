@@ -31,6 +31,7 @@ from gateway.delivery import (
     DeliveryLoop,
     StreamRegistry,
 )
+from gateway.erasure import PersonEraser
 from gateway.http import create_app, serve_http
 from gateway.http.admin import AdminBackend
 from gateway.http.metrics import Metrics
@@ -141,6 +142,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 leases=runtime.storage.adapter_leases,
                 schedules=runtime.schedules,
                 settings=settings.admin,
+                eraser=PersonEraser(runtime.storage, runtime.providers.provider),
             ),
             reads=runtime.storage.admin,
             transcripts=runtime.storage.agent,

@@ -1,5 +1,5 @@
-"""Retention of one deployment: the runner over a storage, deleting expired conversations through the
-storage's one forgetting primitive (after the gateway's leftover rows that name them)."""
+"""Retention of one deployment: the runner over a storage, deleting expired conversations the way erasure
+does — the gateway's rows of them, then the agent's (``forget_conversations``)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ if TYPE_CHECKING:  # the config package imports this package's settings: no impo
 
 
 def forgetter(storage: Storage) -> ConversationForgetter:
-    """Deletes conversations completely: the gateway's finished rows naming them first (a crash between
-    the two leaves the conversations, which the next run finds again), then ``forget_conversations``."""
+    """Deletes conversations completely: the gateway's rows of them first (a crash between the two leaves
+    the conversations, which the next run finds again), then ``forget_conversations``."""
 
     async def forget(conversation_ids: Sequence[str]) -> int:
-        await storage.retention.forget_leftovers(conversation_ids)
+        await storage.erasure.forget_conversation_rows(conversation_ids)
         return (await storage.agent.forget_conversations(conversation_ids)).conversations
 
     return forget

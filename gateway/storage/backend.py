@@ -23,6 +23,7 @@ from .chat_conversations import ChatConversations
 from .checkpoints import CheckpointRepository
 from .client_keys import ClientKeyStore
 from .console_reads import ConsoleReads
+from .erasure import ErasureRepository
 from .identity import IdentityRepository
 from .imports import TranscriptImport
 from .outbox import OutboxRepository
@@ -112,6 +113,11 @@ class Storage(Protocol):
     @property
     def retention(self) -> RetentionRepository:
         """Pruning what is past its retention age, the retention run's lease, what it removed, free space."""
+        ...
+
+    @property
+    def erasure(self) -> ErasureRepository:
+        """A person's footprint, and deleting the gateway's rows about them (erasure, retention)."""
         ...
 
     @property

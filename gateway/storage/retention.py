@@ -10,13 +10,14 @@ pruning call deletes is added, in the same transaction, to ``removed_totals`` (c
 only grow, so metrics derived from row counts — finished turns, given-up replies — stay monotonic when
 their rows go); a tool output replaced by its stub is no longer found by its old words in search.
 
-Deleting a conversation completely (messages, segments, search entries) is not here: the runner hands the
-ids ``expired_conversations`` names to the storage's one conversation-forgetting primitive.
+Deleting a conversation completely is not here: the runner hands the ids ``expired_conversations`` names to
+the storage's one way of forgetting conversations (the gateway's rows of them, ``erasure``, then the
+agent's, ``forget_conversations``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal, Protocol
 
@@ -157,12 +158,6 @@ class RetentionRepository(Protocol):
     async def expired_conversations(self, *, idle_s: float, grace_s: float, limit: int) -> list[str]:
         """Up to ``limit`` ended conversations due for deletion (see ``RetentionCutoffs``) with no queued
         or running job, undelivered outbox row or active schedule, oldest end first (a read)."""
-        ...
-
-    async def forget_leftovers(self, conversation_ids: Sequence[str]) -> int:
-        """Delete the gateway's finished rows that name these conversations — schedules that are not
-        active and their runs, delivered or given-up outbox rows, finished jobs, conversation leases — before
-        the conversations themselves are forgotten; how many rows. One transaction."""
         ...
 
     async def count_deleted_conversations(self, count: int) -> None:

@@ -292,8 +292,13 @@ class StateStore:
     async def forget_memory_audit_texts(self, person_id: str) -> int:
         """Blank the texts of the person's memory audit records, then empty the WAL that held them."""
         blanked = await self._write(lambda c: blank_audit_texts(c, person_id))
-        await self._workers.truncate_wal()
+        await self.truncate_wal()
         return blanked
+
+    async def truncate_wal(self) -> bool:
+        """Empty state.db's WAL now, after deletions whose old text its frames still hold (False: readers
+        kept it busy; the checkpointer empties it later)."""
+        return await self._watch(self._workers.truncate_wal())
 
     # -- compression cooldowns -----------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from agent_core.search import SessionSearch
 from agent_core.skills import SkillStore
 from agent_core.storage import AgentStorage
 from gateway.config import AdminSettings
+from gateway.erasure import PersonEraser
 from gateway.schedules import ScheduleBook
 from gateway.storage.adapter_leases import AdapterLeaseRepository
 from gateway.storage.admin_reads import AdminReads
@@ -34,7 +35,7 @@ class AdminBackend:
 
     ``console`` (full transcripts, activity, usage, the audit log), ``skills`` and ``leases`` (who runs each
     polling adapter) feed the console's pages; without them those pages answer 503 saying what is missing.
-    ``schedules`` adds the schedules API (``schedules_api.py``).
+    ``schedules`` adds the schedules API (``schedules_api.py``); ``eraser`` the erasure of a person.
     """
 
     reads: AdminReads
@@ -47,6 +48,8 @@ class AdminBackend:
     leases: AdapterLeaseRepository | None = None
     schedules: ScheduleBook | None = None
     settings: AdminSettings = field(default_factory=AdminSettings)
+    eraser: PersonEraser | None = None
+    """Erasure of one person (``erase_api.py``, ``pages_erase.py``); None: not offered here."""
 
 
 def operator(person_id: str, label: str) -> Actor:

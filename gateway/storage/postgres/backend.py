@@ -49,6 +49,7 @@ from .chat_conversations import PgChatConversations
 from .checkpoints import PgCheckpoints
 from .client_keys import PgClientKey
 from .console_reads import PgConsoleReads
+from .erasure import PgErasure
 from .importer import PgTranscriptImport
 from .outbox import PgOutbox
 from .pairing import PgPairing
@@ -104,6 +105,7 @@ class PostgresStorage:
         self.checkpoints: CheckpointRepository = PgCheckpoints(db)
         self.adapter_leases = PgAdapterLeases(db)
         self.client_key = PgClientKey(db)
+        self.erasure = PgErasure(db)
         self.wakeups = PgWakeups(db)
         self.admin: AdminReads = PgAdminReads(db)
         self.chats: ChatConversations = PgChatConversations(db)

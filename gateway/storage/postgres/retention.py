@@ -12,7 +12,7 @@ autovacuum: deleted rows' space is reused by later inserts and ``VACUUM FULL`` w
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import LiteralString
 
 from agent_core.storage.postgres.conversations import KEY_LOCK_SPACE, end_conversation
@@ -74,16 +74,6 @@ _EXPIRED_CONVERSATIONS: LiteralString = (
 _ADD_TOTAL: LiteralString = (
     "INSERT INTO retention_totals(kind, removed) VALUES (%s, %s) "
     "ON CONFLICT (kind) DO UPDATE SET removed = retention_totals.removed + excluded.removed"
-)
-_LEFTOVERS: tuple[LiteralString, ...] = (
-    "DELETE FROM schedule_runs WHERE schedule_id IN "
-    "(SELECT id FROM schedules WHERE conversation_id = ANY(%s) AND state <> 'active')",
-    "DELETE FROM schedules WHERE conversation_id = ANY(%s) AND state <> 'active'",
-    "DELETE FROM outbox_chunks WHERE outbox_id IN "
-    "(SELECT id FROM outbox WHERE conversation_id = ANY(%s) AND state IN ('sent', 'failed'))",
-    "DELETE FROM outbox WHERE conversation_id = ANY(%s) AND state IN ('sent', 'failed')",
-    "DELETE FROM turn_jobs WHERE conversation_id = ANY(%s) AND state IN ('done', 'failed')",
-    "DELETE FROM leases WHERE conversation_id = ANY(%s)",
 )
 assert RETENTION_END_REASON == "retention"  # written into _EXPIRED_CONVERSATIONS
 
@@ -178,15 +168,6 @@ class PgRetention:
             return [str(r[0]) for r in await cursor.fetchall()]
 
         return await self._db.run_read(read)
-
-    async def forget_leftovers(self, conversation_ids: Sequence[str]) -> int:
-        async def work(conn: Conn) -> int:
-            removed = 0
-            for sql in _LEFTOVERS:
-                removed += (await conn.execute(sql, (list(conversation_ids),))).rowcount
-            return removed
-
-        return await self._db.run_write(work)
 
     async def count_deleted_conversations(self, count: int) -> None:
         await self._db.run_write(lambda conn: _add(conn, "conversations_deleted", count))

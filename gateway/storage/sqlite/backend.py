@@ -30,6 +30,7 @@ from .chat_conversations import SqliteChatConversations
 from .checkpoints import SqliteCheckpoints
 from .client_key_file import KEY_FILENAME, ClientKeyFile
 from .console_reads import SqliteConsoleReads
+from .erasure import SqliteErasure
 from .importer import SqliteTranscriptImport
 from .jobs import SqliteTurnQueue
 from .outbox import SqliteOutbox
@@ -89,6 +90,7 @@ class SqliteStorage:
         self.imports = SqliteTranscriptImport(state)
         self.schedules = SqliteSchedules(state)
         self.retention = SqliteRetention(state)
+        self.erasure = SqliteErasure(state)
 
     def stats(self) -> StoreStats:
         """This process's state.db counters (write retries, commits, round trips, indexer activity)."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Sequence
 
 from agent_core.storage.sqlite import StateStore
 from agent_core.storage.sqlite.conversations import end_conversation
@@ -77,12 +76,6 @@ class SqliteRetention:
         sql = f"SELECT c.id {rules.EXPIRED_CONVERSATIONS} ORDER BY c.ended_at LIMIT :limit"
         return await self._state.run_read(
             lambda c: [str(r[0]) for r in c.execute(sql, {**params, "limit": limit})]
-        )
-
-    async def forget_leftovers(self, conversation_ids: Sequence[str]) -> int:
-        ids = json.dumps(list(conversation_ids))
-        return await self._state.run_write(
-            lambda c: sum(c.execute(sql, (ids,)).rowcount for sql in rules.LEFTOVERS)
         )
 
     async def count_deleted_conversations(self, count: int) -> None:

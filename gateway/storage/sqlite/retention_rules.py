@@ -93,17 +93,3 @@ def add_total(conn: sqlite3.Connection, kind: str, removed: int) -> None:
             "ON CONFLICT(kind) DO UPDATE SET removed = removed + excluded.removed",
             (kind, removed),
         )
-
-
-_IN_IDS = "(SELECT value FROM json_each(?))"
-LEFTOVERS = (
-    "DELETE FROM schedule_runs WHERE schedule_id IN "
-    f"(SELECT id FROM schedules WHERE conversation_id IN {_IN_IDS} AND state <> 'active')",
-    f"DELETE FROM schedules WHERE conversation_id IN {_IN_IDS} AND state <> 'active'",
-    "DELETE FROM outbox_chunks WHERE outbox_id IN "
-    f"(SELECT id FROM outbox WHERE conversation_id IN {_IN_IDS} AND state IN ('sent', 'failed'))",
-    f"DELETE FROM outbox WHERE conversation_id IN {_IN_IDS} AND state IN ('sent', 'failed')",
-    f"DELETE FROM turn_jobs WHERE conversation_id IN {_IN_IDS} AND state IN ('done', 'failed')",
-    f"DELETE FROM leases WHERE conversation_id IN {_IN_IDS}",
-)
-"""The gateway's finished rows of conversations about to be forgotten (each takes the ids as JSON)."""

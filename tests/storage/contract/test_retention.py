@@ -12,7 +12,7 @@ from agent_core.search import plan_query
 from agent_core.storage import AgentStorage, NewMessage, Principal
 from agent_core.storage.search_index import SearchRequest, SearchScope
 from gateway.queue import QUEUE_WHEN_BUSY
-from gateway.storage.outbox import ChunkReceipt, OutboxEntry
+from gateway.storage.outbox import OutboxEntry
 from gateway.storage.queue import JobReply
 from gateway.storage.retention import (
     RETENTION_END_REASON,
@@ -196,22 +196,6 @@ async def test_free_space_is_handed_back_on_sqlite_and_left_to_autovacuum_on_pos
     assert report.mode == "incremental"
     assert report.reclaimed_bytes > 64 * 1024 and report.free_bytes == 0  # several bounded steps
     assert (await retention.reclaim_space(min_free_fraction=0.01, max_bytes=64 * 1024)).reclaimed_bytes == 0
-
-
-async def test_the_gateway_rows_of_a_conversation_go_before_it_is_forgotten(storage: Storage) -> None:
-    queue, outbox, retention = storage.queue, storage.outbox, repo(storage)
-    enqueued = await queue.enqueue(request("hello", event="e1"), QUEUE_WHEN_BUSY)
-    other = await queue.enqueue(request("hi", event="e2", room="dm-other"), QUEUE_WHEN_BUSY)
-    for job in await queue.claim("w", lease_s=LONG, limit=10, max_attempts=3):
-        assert await queue.finish(job.id, "w", state="done", reply=JobReply(f"reply {job.id}"))
-    for item in await outbox.claim(["test"], "d", claim_s=600.0, limit=10):
-        await outbox.mark_sent(item.id, ChunkReceipt(0, f"m{item.id}"))
-    assert enqueued.conversation_id is not None and other.conversation_id is not None
-    assert await retention.forget_leftovers([enqueued.conversation_id]) == 3  # reply, its chunk, its job
-    assert await outbox.for_conversation(enqueued.conversation_id) == []
-    assert len(await outbox.for_conversation(other.conversation_id)) == 1
-    await storage.agent.forget_conversations([enqueued.conversation_id])
-    assert await storage.agent.get_conversation(enqueued.conversation_id) is None
 
 
 async def test_old_schedule_runs_go_but_each_schedules_latest_run_stays(storage: Storage) -> None:
