@@ -5,7 +5,10 @@ reason ``retention`` and are due for deletion after the grace period; one run ho
 
 from __future__ import annotations
 
+import asyncio
 import time
+from multiprocessing.queues import Queue
+from multiprocessing.synchronize import Barrier
 from typing import TYPE_CHECKING
 
 from agent_core.search import plan_query
@@ -23,9 +26,10 @@ from gateway.storage.retention import (
 )
 from tests.adapters.fakes.recording_sink import wait_until
 
-from .backends import BackendUnderTest
+from .backends import BackendUnderTest, open_storage
 from .test_queue import LONG, request
 from .test_schedules import RULES, T0, live_conversation, schedule
+from .together import run_together
 
 if TYPE_CHECKING:
     from gateway.storage import Storage
@@ -221,3 +225,20 @@ async def test_old_schedule_runs_go_but_each_schedules_latest_run_stays(storage:
     assert (await retention.removed_totals()).get("schedule_runs") == 2
     assert await retention.prune_jobs(older_than_s=0.0, limit=10) == 2  # the pruned runs' jobs
     assert [run.task for run in await storage.schedules.runs(schedule_id=every.id)] == [runs[0].task]
+
+
+def claim_the_run(spec: str, holder: str, barrier: Barrier, out: Queue[tuple[str, bool]]) -> None:
+    """Multiprocessing target: claim the retention run at the same moment as the others; put whether held."""
+
+    async def run() -> tuple[str, bool]:
+        async with open_storage(spec) as storage:
+            barrier.wait(timeout=60.0)
+            claim = await repo(storage).claim_run(holder, lease_s=60.0, every_s=3600.0)
+            return holder, claim.held
+
+    out.put(asyncio.run(run()))
+
+
+def test_hosts_claiming_the_run_together_run_it_once(backend: BackendUnderTest) -> None:
+    results = run_together(claim_the_run, [(backend.spec, f"host-{n}") for n in range(3)])
+    assert sorted(held for _, held in results) == [False, False, True]
