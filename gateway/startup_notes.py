@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from gateway.adapters_config import dormant_credentials
 from gateway.config import Settings
+from gateway.retention.policy import retention_notes
 
 __all__ = ["StartupNote", "startup_notes"]
 
@@ -44,6 +45,7 @@ def startup_notes(settings: Settings) -> tuple[StartupNote, ...]:
         ),
     ]
     notes.append(StartupNote(_search_line(settings)))
+    notes += [StartupNote(line, warning=warning) for line, warning in retention_notes(settings.retention)]
     notes += [StartupNote(line, warning=True) for line in dormant_credentials(settings.adapters)]
     notes += [StartupNote(line, warning=True) for line in settings.deprecations()]
     return tuple(notes)

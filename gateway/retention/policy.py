@@ -43,3 +43,37 @@ def cutoffs(settings: RetentionSettings) -> RetentionCutoffs:
         conversation_idle_s=_age(settings.conversations_days),
         conversation_grace_s=settings.conversations_grace_days * DAY_S,
     )
+
+
+def _days(days: float) -> str:
+    return "kept" if days <= 0 else f"{days:g} d"
+
+
+def retention_notes(settings: RetentionSettings) -> list[tuple[str, bool]]:
+    """What ``serve`` and ``check-config`` say about retention: ``(line, is_warning)`` pairs."""
+    if not settings.enabled:
+        return [("retention: off in serve (retention.enabled: false); `mnemogate retention` runs it", False)]
+    conversations = (
+        "conversations kept"
+        if settings.conversations_days <= 0
+        else f"conversations idle {settings.conversations_days:g} d end, deleted "
+        f"{settings.conversations_grace_days:g} d later"
+    )
+    notes = [
+        (
+            f"retention: every {settings.every_s:g} s; {conversations}; tool outputs over "
+            f"{settings.tool_output_min_chars} chars {_days(settings.tool_outputs_days)}; ledger "
+            f"{_days(settings.ledger_days)}, jobs {_days(settings.jobs_days)}, given-up replies "
+            f"{_days(settings.given_up_replies_days)}, schedule runs {_days(settings.schedule_runs_days)}",
+            False,
+        )
+    ]
+    if 0 < settings.ledger_days < 1:
+        notes.append(
+            (
+                "retention.ledger_days is below one day: a platform event re-delivered after that is "
+                "answered again",
+                True,
+            )
+        )
+    return notes
