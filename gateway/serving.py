@@ -32,6 +32,7 @@ from gateway.delivery import (
     DeliveryLoop,
     StreamRegistry,
 )
+from gateway.erasure import PersonEraser
 from gateway.http import create_app, serve_http
 from gateway.http.admin import AdminBackend
 from gateway.http.budget_metrics import BudgetMetrics
@@ -41,6 +42,7 @@ from gateway.identity import ClientKey, rekey_legacy_web_accounts
 from gateway.leased_adapters import leased, leases_held, owned_delivery, unleased
 from gateway.logging_setup import configure_logging
 from gateway.queue import WorkerPool
+from gateway.retention.deployment import retention_runner
 from gateway.runtime import (
     build_gateway,
     configured_adapters,
@@ -112,6 +114,11 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         agent = streaming_agent(runtime, platforms, delivery, streams, web, live={api.name: api})
         pool = await stack.enter_async_context(worker_pool(runtime, agent))
         await stack.enter_async_context(scheduler(settings, runtime.storage, runtime.signals))
+        # Retention runs in the background (one run at a time across hosts), never on the append path.
+        metrics.watch_retention(runtime.storage.retention)
+        await stack.enter_async_context(
+            retention_runner(settings, runtime.storage, on_report=metrics.observe_retention)
+        )
         readiness = Readiness(
             {
                 "state_db": state_probe(runtime.storage.health),
@@ -143,6 +150,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 settings=settings.admin,
                 usage=runtime.storage.usage,
                 usage_timezone=settings.usage.timezone,
+                eraser=PersonEraser(runtime.storage, runtime.providers.provider),
             ),
             reads=runtime.storage.admin,
             transcripts=runtime.storage.agent,

@@ -13,6 +13,7 @@ from agent_core.llm.prices import PRICES_TAKEN
 from gateway.adapters_config import dormant_credentials
 from gateway.budgets.notes import budget_warnings
 from gateway.config import Settings
+from gateway.retention.policy import retention_notes
 
 __all__ = ["StartupNote", "startup_notes"]
 
@@ -50,6 +51,7 @@ def startup_notes(settings: Settings) -> tuple[StartupNote, ...]:
     model, prices = settings.model, settings.usage.price_table()
     budgets = budget_warnings(settings.budgets, model.provider, model.model, prices)
     notes += [StartupNote(line, warning=True) for line in budgets]
+    notes += [StartupNote(line, warning=warning) for line, warning in retention_notes(settings.retention)]
     notes += [StartupNote(line, warning=True) for line in dormant_credentials(settings.adapters)]
     notes += [StartupNote(line, warning=True) for line in settings.deprecations()]
     return tuple(notes)

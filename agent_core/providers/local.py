@@ -62,6 +62,10 @@ class LocalProvider(MemoryProvider):
     async def initialize(self) -> None:
         await self._store.create()
 
+    async def forget_person(self, person_id: str, conversation_ids: Sequence[str]) -> None:
+        """Delete the person's facts (the excerpts it recalls come from conversations, forgotten apart)."""
+        await self._store.forget_person(person_id)
+
     async def system_prompt_block(self, ctx: ProviderContext) -> str:
         return (
             "Facts about this person from earlier conversations may be attached to their message inside "

@@ -40,6 +40,7 @@ from gateway.config.storage import StorageSettings, legacy_state_notes, merge_le
 from gateway.delivery.settings import AdapterSettings, DeliverySettings
 from gateway.inbound.settings import SessionSettings
 from gateway.queue.settings import QueueSettings
+from gateway.retention.settings import RetentionSettings
 from gateway.schedules.settings import ScheduleSettings
 
 # Used when a provider key is present but config.yaml names no model.
@@ -144,6 +145,7 @@ class Settings(BaseSettings):
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
     budgets: BudgetSettings = Field(default_factory=BudgetSettings)
     usage: UsageSettings = Field(default_factory=UsageSettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
 
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")

@@ -32,6 +32,7 @@ from .chat_conversations import (
 )
 from .checkpoints import CheckpointRepository
 from .client_keys import ClientKeyStore, ClientKeyUnusableError
+from .erasure import ConversationRowsForgotten, ErasureRepository, PersonFootprint, PersonRowsErased
 from .factory import open_storage
 from .identity import AccountRecord, IdentityRepository, IssuedLinkCode, RedeemStatus, Redemption
 from .imports import IMPORTED_END_REASON, ImportReport, LineError, TranscriptImport
@@ -92,7 +93,9 @@ __all__ = [
     "CommandNotice",
     "ConversationQueue",
     "ConversationRow",
+    "ConversationRowsForgotten",
     "Enqueued",
+    "ErasureRepository",
     "FinishedTurn",
     "GatewayCounters",
     "IdentityRepository",
@@ -119,7 +122,9 @@ __all__ = [
     "PairingRequest",
     "PairingState",
     "PairingTicket",
+    "PersonFootprint",
     "PersonRow",
+    "PersonRowsErased",
     "Placement",
     "QueueState",
     "QueuedJob",

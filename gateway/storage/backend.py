@@ -24,11 +24,13 @@ from .chat_conversations import ChatConversations
 from .checkpoints import CheckpointRepository
 from .client_keys import ClientKeyStore
 from .console_reads import ConsoleReads
+from .erasure import ErasureRepository
 from .identity import IdentityRepository
 from .imports import TranscriptImport
 from .outbox import OutboxRepository
 from .pairing import PairingRepository
 from .queue import InboundLedger, TurnQueueRepository
+from .retention import RetentionRepository
 from .schedules import ScheduleRepository
 from .usage_reads import UsageReads
 from .wakeups import Wakeups
@@ -119,6 +121,16 @@ class Storage(Protocol):
 
     @property
     def imports(self) -> TranscriptImport: ...
+
+    @property
+    def retention(self) -> RetentionRepository:
+        """Pruning what is past its retention age, the retention run's lease, what it removed, free space."""
+        ...
+
+    @property
+    def erasure(self) -> ErasureRepository:
+        """A person's footprint, and deleting the gateway's rows about them (erasure, retention)."""
+        ...
 
     @property
     def documents(self) -> MemoryDocuments:

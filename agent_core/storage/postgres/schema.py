@@ -21,6 +21,7 @@ from .fact_store import FACTS_DDL
 from .memory_documents import MEMORY_DDL
 from .messages import APPEND_DDL, USAGE_ATTRIBUTION_APPEND_DDL, USAGE_LOG_APPEND_DDL
 from .search_ddl import SEARCH_DDL
+from .tool_output_stubs import RETENTION_DDL
 from .window_builder import WINDOW_DDL
 
 SCHEMA_LOCK = 0x6D6E656D6F  # "mnemo": one advisory lock for every mnemogate migration in a database
@@ -141,6 +142,7 @@ AGENT_LADDER = PgLadder(
             "usage: each call's model, kind, person, platform, priced cost",
             (*_USAGE_ATTRIBUTION, *USAGE_ATTRIBUTION_APPEND_DDL),
         ),
+        PgMigration(5, "retention: large tool outputs by age, ended conversations by end", RETENTION_DDL),
     ),
 )
 

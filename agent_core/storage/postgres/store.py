@@ -15,6 +15,7 @@ from agent_core.actor import Actor
 
 from ..audit import MemoryAuditRecord
 from ..cooldowns import CompressionCooldown
+from ..forgetting import ForgottenConversations
 from ..messages import SegmentHistory
 from ..records import (
     CompressionResult,
@@ -27,7 +28,7 @@ from ..records import (
     Principal,
     SegmentRecord,
 )
-from . import audit, chain, conversations
+from . import audit, chain, conversations, forget
 from . import messages as message_rows
 from .engine import Conn, PgDatabase
 
@@ -180,6 +181,19 @@ class PgAgentStore:
     async def memory_audit(self, person_id: str, *, limit: int = 100) -> list[MemoryAuditRecord]:
         """The person's memory audit records, newest first."""
         return await self._db.run_read(lambda conn: audit.memory_audit(conn, person_id, limit))
+
+    # -- forgetting ----------------------------------------------------------------------------
+
+    async def forget_conversations(self, conversation_ids: Collection[str]) -> ForgottenConversations:
+        """Delete the conversations with everything derived from them (agent_core.storage.forgetting)."""
+        ids = tuple(dict.fromkeys(conversation_ids))
+        if not ids:
+            return ForgottenConversations()
+        return await self._db.run_write(lambda conn: forget.delete_conversations(conn, ids))
+
+    async def forget_memory_audit_texts(self, person_id: str) -> int:
+        """Blank the texts of the person's memory audit records."""
+        return await self._db.run_write(lambda conn: forget.blank_audit_texts(conn, person_id))
 
     # -- compression cooldowns -----------------------------------------------------------------
 

@@ -22,7 +22,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
@@ -42,7 +42,7 @@ from .sidecar import (
     remove_sidecar,
     reset,
 )
-from .window_store import ended_open_segments, plan_batch, store_windows
+from .window_store import ended_open_segments, live_segments, plan_batch, store_windows
 
 _MIN_BATCH = 16
 _TAIL_SWEEP = 64
@@ -172,6 +172,10 @@ class CatchUpIndexer:
                 raise unavailable(self._db_path, exc) from None
             raise
 
+    def _live_segments(self, state: sqlite3.Connection) -> Callable[[Collection[str]], Collection[str]]:
+        """Which segments still exist, asked inside a sidecar transaction (forget.py's lock order)."""
+        return lambda segment_ids: self._read_state(live_segments, state, segment_ids)
+
     def _write_sidecar(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a sidecar write; an error that is not contention marks the sidecar for a rebuild."""
         try:
@@ -244,7 +248,10 @@ class CatchUpIndexer:
                 started = time.perf_counter()
                 segments = (r.segment_id for r in rows if windowable(r.role, r.content))
                 windows = self._read_state(plan_batch, state, sidecar, segments, rows[-1].id)
-                self._write_sidecar(index_rows, sidecar, rows, db_uuid, settings.trigram_scope, windows)
+                alive = self._live_segments(state)
+                self._write_sidecar(
+                    index_rows, sidecar, rows, db_uuid, settings.trigram_scope, windows, alive
+                )
                 elapsed = time.perf_counter() - started
                 last_id = rows[-1].id
                 self.rows_indexed += len(rows)
@@ -271,7 +278,8 @@ class CatchUpIndexer:
         ended = self._read_state(ended_open_segments, state, sidecar, _TAIL_SWEEP)
         if ended:
             windows = self._read_state(plan_batch, state, sidecar, ended, up_to)
-            self._write_sidecar(store_windows, sidecar, windows)
+            alive = self._live_segments(state)
+            self._write_sidecar(store_windows, sidecar, windows, alive)
 
 
 def _unlinked(fd: int) -> bool:

@@ -129,6 +129,15 @@ _USAGE_ATTRIBUTION = (
     "CREATE INDEX usage_log_person_at ON usage_log(person_id, at)",
 )
 
+# Retention (gateway.retention): large tool outputs by age, only those past the stub floor
+# (agent_core.storage.tool_output_stubs.TOOL_OUTPUT_FLOOR_CHARS), so a stubbed output leaves the index;
+# ended conversations by end time, for deleting them after the grace period.
+_RETENTION = (
+    "CREATE INDEX IF NOT EXISTS messages_large_tool_outputs ON messages(created_at) "
+    "WHERE role = 'tool' AND length(content) > 1000",
+    "CREATE INDEX IF NOT EXISTS conversations_ended ON conversations(ended_at) WHERE ended_at IS NOT NULL",
+)
+
 # Release 0.1 kept one ladder of 8 versions for every table of state.db; the agent's ladder keeps that
 # ladder's table and numbers (its steps that only touched the gateway's tables are empty here), so such a
 # database opens as it is. Step 9 (the usage log) takes the agent's ladder past the shared range, so release
@@ -154,6 +163,7 @@ AGENT_LADDER = Ladder(
         Migration(
             10, "usage: model, kind, person, platform and priced cost of each call", _USAGE_ATTRIBUTION
         ),
+        Migration(11, "retention: large tool outputs by age, ended conversations by end", _RETENTION),
     ),
 )
 LATEST_VERSION = AGENT_LADDER.latest

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +34,8 @@ SIDECAR_DDL = (
 SIDECAR_FORMAT = 2
 _FORMAT_DDL = "CREATE TABLE IF NOT EXISTS sidecar_format (version INTEGER NOT NULL)"
 FTS_TABLES = ("fts_porter", "fts_trigram")
+LiveSegments = Callable[[Collection[str]], Collection[str]]
+"""Which of the given segment ids still exist in state.db (read at the moment it is called)."""
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 
 
@@ -155,6 +157,8 @@ def reset(conn: sqlite3.Connection, db_uuid: str, scope: TrigramScope) -> None:
         for table in FTS_TABLES:
             conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
         clear_windows(conn)
+        # Stubs retention recorded for the old index (tool_output_stubs.py) describe nothing any more.
+        conn.execute("DROP TABLE IF EXISTS retention_stubs")
         conn.execute("DELETE FROM sidecar_format")
         conn.execute("INSERT INTO sidecar_format(version) VALUES (?)", (SIDECAR_FORMAT,))
         _set_progress(conn, db_uuid, 0)
@@ -171,13 +175,26 @@ def index_rows(
     db_uuid: str,
     scope: TrigramScope,
     windows: WindowWrites | None = None,
+    live_segments: LiveSegments | None = None,
 ) -> None:
     """Add ``rows`` (ascending ids, all newer than the mark) to both indexes, store the windows they
-    complete, and advance the mark, in one transaction."""
-    docs = [(row.id, text) for row in rows if (text := searchable_text(row)) is not None]
-    trigram_docs = [(rowid, part) for rowid, text in docs if (part := trigram_text(text, scope)) is not None]
+    complete, and advance the mark, in one transaction.
+
+    ``live_segments``: asked inside the transaction which of the rows' segments still exist; rows and
+    windows of the others (forgotten since they were read, forget.py) are left out."""
     conn.execute("BEGIN IMMEDIATE")
     try:
+        if live_segments is not None:
+            alive = live_segments({row.segment_id for row in rows})
+            kept = [row for row in rows if row.segment_id in alive]
+            if windows is not None:
+                windows = WindowWrites(tuple(s for s in windows.segments if s.segment_id in alive))
+        else:
+            kept = list(rows)
+        docs = [(row.id, text) for row in kept if (text := searchable_text(row)) is not None]
+        trigram_docs = [
+            (rowid, part) for rowid, text in docs if (part := trigram_text(text, scope)) is not None
+        ]
         conn.executemany("INSERT INTO fts_porter(rowid, body) VALUES (?, ?)", docs)
         conn.executemany("INSERT INTO fts_trigram(rowid, body) VALUES (?, ?)", trigram_docs)
         if windows is not None:

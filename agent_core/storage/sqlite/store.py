@@ -22,6 +22,7 @@ from agent_core.actor import Actor
 from ..audit import MemoryAuditRecord
 from ..cooldowns import CompressionCooldown
 from ..errors import SearchIndexUnavailableError, StateUnavailableError
+from ..forgetting import ForgottenConversations
 from ..health import SearchHealth
 from ..messages import SegmentHistory
 from ..records import (
@@ -41,6 +42,7 @@ from ..search_windows import Embedder, SemanticStatus
 from . import chain, conversations, fts_query, search_index
 from .cooldowns import clear_cooldown, get_cooldown, put_cooldown
 from .engine import StorePaths
+from .forget import blank_audit_texts
 from .fts_query import FtsHit, FtsIndexName
 from .integrity import check_at_start
 from .messages import clean_text, conversation_messages, prepare, set_api_content
@@ -277,6 +279,26 @@ class StateStore:
     async def memory_audit(self, person_id: str, *, limit: int = 100) -> list[MemoryAuditRecord]:
         """The person's memory audit records, newest first."""
         return await self._read(lambda c: conversations.memory_audit(c, person_id, limit))
+
+    # -- forgetting ----------------------------------------------------------------------------
+
+    async def forget_conversations(self, conversation_ids: Collection[str]) -> ForgottenConversations:
+        """Delete the conversations with everything derived from them (agent_core.storage.forgetting)."""
+        ids = tuple(dict.fromkeys(conversation_ids))
+        if not ids:
+            return ForgottenConversations()
+        return await self._watch(self._workers.forget(ids))
+
+    async def forget_memory_audit_texts(self, person_id: str) -> int:
+        """Blank the texts of the person's memory audit records, then empty the WAL that held them."""
+        blanked = await self._write(lambda c: blank_audit_texts(c, person_id))
+        await self.truncate_wal()
+        return blanked
+
+    async def truncate_wal(self) -> bool:
+        """Empty state.db's WAL now, after deletions whose old text its frames still hold (False: readers
+        kept it busy; the checkpointer empties it later)."""
+        return await self._watch(self._workers.truncate_wal())
 
     # -- compression cooldowns -----------------------------------------------------------------
 

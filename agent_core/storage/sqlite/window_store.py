@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..search_windows import (
@@ -140,10 +140,18 @@ def apply_windows(conn: sqlite3.Connection, writes: WindowWrites) -> None:
             conn.execute("DELETE FROM open_segments WHERE segment_id = ?", (change.segment_id,))
 
 
-def store_windows(conn: sqlite3.Connection, writes: WindowWrites) -> None:
-    """Store ``writes`` in a transaction of their own (segments that ended after their last batch)."""
+def store_windows(
+    conn: sqlite3.Connection,
+    writes: WindowWrites,
+    live_segments: Callable[[Collection[str]], Collection[str]] | None = None,
+) -> None:
+    """Store ``writes`` in a transaction of their own (segments that ended after their last batch);
+    ``live_segments`` as in ``sidecar.index_rows``: windows of segments forgotten since are left out."""
     conn.execute("BEGIN IMMEDIATE")
     try:
+        if live_segments is not None:
+            alive = live_segments({change.segment_id for change in writes.segments})
+            writes = WindowWrites(tuple(c for c in writes.segments if c.segment_id in alive))
         apply_windows(conn, writes)
         conn.execute("COMMIT")
     except BaseException:
@@ -155,6 +163,15 @@ def drop_window(conn: sqlite3.Connection, window_id: int) -> None:
     conn.execute("DELETE FROM window_members WHERE window_id = ?", (window_id,))
     conn.execute("DELETE FROM window_vectors WHERE window_id = ?", (window_id,))
     conn.execute("DELETE FROM windows WHERE id = ?", (window_id,))
+
+
+def live_segments(state: sqlite3.Connection, segment_ids: Collection[str]) -> set[str]:
+    """Which of ``segment_ids`` exist in state.db now (a forgotten segment does not)."""
+    cursor = state.execute(
+        "SELECT id FROM sessions WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(segment_ids)),),
+    )
+    return {str(row[0]) for row in cursor.fetchall()}
 
 
 def ended_open_segments(state: sqlite3.Connection, sidecar: sqlite3.Connection, limit: int) -> list[str]:

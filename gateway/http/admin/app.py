@@ -22,10 +22,12 @@ from gateway.http.readiness import ReadinessCheck
 from .api import admin_router
 from .backend import AdminBackend
 from .clock import ConsoleClock
+from .erase_api import erase_router
 from .guards import ConsoleGuard, SignInRequired, sign_in_location
 from .openapi_docs import docs_routes
 from .pages_auth import auth_routes
 from .pages_conversations import conversation_routes
+from .pages_erase import erase_routes
 from .pages_operations import operations_routes
 from .pages_overview import overview_routes
 from .pages_persons import person_routes
@@ -73,6 +75,8 @@ def admin_app(
         api.include_router(schedule_router(backend.schedules, bearer))
     if backend.usage is not None:
         api.include_router(usage_router(backend.usage, backend.reads, backend.usage_zone, bearer))
+    if backend.eraser is not None:
+        api.include_router(erase_router(backend.eraser, bearer))
     site = APIRouter()
     auth_routes(site, console)
     overview_routes(site, console, readiness=readiness, metrics=metrics)
@@ -80,6 +84,8 @@ def admin_app(
     person_routes(site, console)
     operations_routes(site, console)
     schedule_routes(site, console)
+    if backend.eraser is not None:
+        erase_routes(site, console, backend.eraser)
     docs_routes(site, console, api, bearer)
     app.include_router(site)
     app.include_router(api)

@@ -12,6 +12,7 @@ from agent_core.search import SessionSearch
 from agent_core.skills import SkillStore
 from agent_core.storage import AgentStorage
 from gateway.config import AdminSettings
+from gateway.erasure import PersonEraser
 from gateway.schedules import ScheduleBook
 from gateway.storage.adapter_leases import AdapterLeaseRepository
 from gateway.storage.admin_reads import AdminReads
@@ -38,7 +39,8 @@ class AdminBackend:
     polling adapter) feed the console's pages; without them those pages answer 503 saying what is missing.
     ``schedules`` adds the schedules API (``schedules_api.py``); ``usage`` the usage API (``usage_api.py``)
     and the console's cost figures, with days counted in ``usage_timezone`` (None: ``settings.timezone``);
-    ``budgets`` shows who is over budget until when (overview and person pages).
+    ``budgets`` shows who is over budget until when (overview and person pages); ``eraser`` the erasure
+    of a person.
     """
 
     reads: AdminReads
@@ -59,6 +61,9 @@ class AdminBackend:
     def usage_zone(self) -> str:
         """The zone usage days and months are counted in."""
         return self.usage_timezone or self.settings.timezone
+
+    eraser: PersonEraser | None = None
+    """Erasure of one person (``erase_api.py``, ``pages_erase.py``); None: not offered here."""
 
 
 def operator(person_id: str, label: str) -> Actor:

@@ -76,6 +76,7 @@ def person_routes(router: APIRouter, console: Console) -> None:
             audit_pager=Pager.of(
                 request, audit.total, offset=audit_offset, limit=_SMALL_PAGE, param="audit_offset"
             ),
+            can_erase=backend.eraser is not None,
         )
 
     @router.get("/ui/persons/{person_id}/memory/edit", include_in_schema=False)

@@ -52,11 +52,13 @@ from .chat_conversations import PgChatConversations
 from .checkpoints import PgCheckpoints
 from .client_keys import PgClientKey
 from .console_reads import PgConsoleReads
+from .erasure import PgErasure
 from .importer import PgTranscriptImport
 from .outbox import PgOutbox
 from .pairing import PgPairing
 from .persons import PgIdentity
 from .queue import PgTurnQueue
+from .retention import PgRetention
 from .schedules import PgSchedules
 from .schema import GATEWAY_LADDER
 from .usage_reads import PgUsageReads
@@ -107,6 +109,7 @@ class PostgresStorage:
         self.checkpoints: CheckpointRepository = PgCheckpoints(db)
         self.adapter_leases = PgAdapterLeases(db)
         self.client_key = PgClientKey(db)
+        self.erasure = PgErasure(db)
         self.wakeups = PgWakeups(db)
         self.admin: AdminReads = PgAdminReads(db)
         self.chats: ChatConversations = PgChatConversations(db)
@@ -115,6 +118,7 @@ class PostgresStorage:
         self.imports: TranscriptImport = PgTranscriptImport(db)
         self.schedules: ScheduleRepository = PgSchedules(db)
         self.budgets: BudgetLedger = PgBudgetLedger(db)
+        self.retention = PgRetention(db)
 
     def stats(self) -> StoreStats:
         """This process's counters; ``round_trips`` counts transactions (each several network hops)."""

@@ -146,6 +146,16 @@ _BUDGETS: tuple[LiteralString, ...] = (
     "CREATE TABLE budget_watermarks (scope_key text PRIMARY KEY, settled_until double precision NOT NULL)",
 )
 
+# Retention (gateway.retention): ledger rows by age; the run's lease and last finish (one row, the server's
+# clock); what retention removed, per kind, so counts derived from rows stay monotonic once rows go.
+_RETENTION: tuple[LiteralString, ...] = (
+    "CREATE INDEX inbound_events_received ON inbound_events(received_at)",
+    """CREATE TABLE retention_run (
+        id smallint PRIMARY KEY CHECK (id = 1), holder text, expires_at double precision NOT NULL DEFAULT 0,
+        finished_at double precision)""",
+    "CREATE TABLE retention_totals (kind text PRIMARY KEY, removed bigint NOT NULL DEFAULT 0)",
+)
+
 GATEWAY_LADDER = PgLadder(
     owner="gateway",
     version_table="gateway_schema_version",
@@ -166,5 +176,6 @@ GATEWAY_LADDER = PgLadder(
         PgMigration(
             6, "budgets: notices per limit and period, refusals, recent jobs, settled spend", _BUDGETS
         ),
+        PgMigration(7, "retention: ledger by age, the run's lease, removed totals", _RETENTION),
     ),
 )

@@ -31,11 +31,13 @@ from .chat_conversations import SqliteChatConversations
 from .checkpoints import SqliteCheckpoints
 from .client_key_file import KEY_FILENAME, ClientKeyFile
 from .console_reads import SqliteConsoleReads
+from .erasure import SqliteErasure
 from .importer import SqliteTranscriptImport
 from .jobs import SqliteTurnQueue
 from .outbox import SqliteOutbox
 from .pairing import SqlitePairing
 from .persons import SqliteIdentity
+from .retention import SqliteRetention
 from .schedules import SqliteSchedules
 from .schema import GATEWAY_LADDER
 from .usage_reads import SqliteUsageReads
@@ -91,6 +93,8 @@ class SqliteStorage:
         self.imports = SqliteTranscriptImport(state)
         self.schedules = SqliteSchedules(state)
         self.budgets = SqliteBudgetLedger(state)
+        self.retention = SqliteRetention(state)
+        self.erasure = SqliteErasure(state)
 
     def stats(self) -> StoreStats:
         """This process's state.db counters (write retries, commits, round trips, indexer activity)."""

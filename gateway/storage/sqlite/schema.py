@@ -180,6 +180,19 @@ _BUDGETS = (
         scope_key TEXT PRIMARY KEY, settled_until REAL NOT NULL) WITHOUT ROWID""",
 )
 
+# Retention (gateway.retention): ledger rows and finished jobs by age, so pruning is an index range; the
+# run's lease and last finish (one row); what retention removed, per kind, so counts derived from rows
+# (finished turns, given-up replies) stay monotonic once their rows are gone.
+_RETENTION = (
+    "CREATE INDEX IF NOT EXISTS inbound_events_received ON inbound_events(received_at)",
+    "CREATE INDEX IF NOT EXISTS turn_jobs_finished ON turn_jobs(finished_at) WHERE finished_at IS NOT NULL",
+    """CREATE TABLE retention_run (
+        id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT, expires_at REAL NOT NULL DEFAULT 0,
+        finished_at REAL)""",
+    """CREATE TABLE retention_totals (
+        kind TEXT PRIMARY KEY, removed INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID""",
+)
+
 
 GATEWAY_LADDER = Ladder(
     owner="gateway",
@@ -201,5 +214,6 @@ GATEWAY_LADDER = Ladder(
         Migration(
             13, "budgets: notices per limit and period, refusals, recent jobs, settled spend", _BUDGETS
         ),
+        Migration(14, "retention: ledger and jobs by age, the run's lease, removed totals", _RETENTION),
     ),
 )
