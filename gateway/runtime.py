@@ -116,7 +116,7 @@ async def open_runtime(
         auxiliary = await _auxiliary_client(stack, settings, model)
         # The offline model cannot summarise; search results then show the excerpts themselves.
         summaries = None if isinstance(auxiliary, OfflineClient) else auxiliary
-        meter = UsageMeter(settings.usage.price_table())
+        meter = UsageMeter(settings.usage.price_table(settings.model))
         usage = UsageRecorder(state, meter)
         search = SessionSearch(
             storage.search,

@@ -83,7 +83,7 @@ def _model_line(settings: Settings) -> str:
 
 def unpriced_models(settings: Settings) -> list[str]:
     """A line for each configured model (main, auxiliary) with no price in the table in force."""
-    prices = settings.usage.price_table()
+    prices = settings.usage.price_table(settings.model)
     roles = [("model.model", settings.model)]
     if settings.model.auxiliary is not None:
         roles.append(("model.auxiliary.model", settings.model.auxiliary))

@@ -11,11 +11,13 @@ name (``anthropic:``, ``openai:``) is not part of the model id. Overrides replac
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agent_core.llm.settings import ModelSettings
 
 __all__ = ["DEFAULT_PRICES", "PRICES_TAKEN", "ModelPrice", "PriceTable", "UsageSettings", "model_id"]
 
@@ -84,6 +86,10 @@ DEFAULT_PRICES: Mapping[str, ModelPrice] = MappingProxyType(
 )
 
 
+ANTHROPIC_MODELS = frozenset(name for name in DEFAULT_PRICES if name.startswith("claude-"))
+"""The built-in Anthropic entries (their cache-write price depends on the cache TTL)."""
+
+
 def model_id(client_name: str) -> str:
     """The model id in a client's name: ``anthropic:claude-sonnet-4-5`` -> ``claude-sonnet-4-5``."""
     provider, sep, model = client_name.partition(":")
@@ -91,10 +97,24 @@ def model_id(client_name: str) -> str:
 
 
 class PriceTable:
-    """The prices in force: the defaults with the operator's entries laid over them."""
+    """The prices in force: the defaults with the operator's entries laid over them.
 
-    def __init__(self, overrides: Mapping[str, ModelPrice] | None = None, *, defaults: bool = True) -> None:
+    ``hour_cache``: models whose prompt cache is written with Anthropic's 1-hour TTL (``model.cache_ttl:
+    1h``), whose built-in cache-write price is then 2x input instead of 1.25x (an override is kept as given).
+    """
+
+    def __init__(
+        self,
+        overrides: Mapping[str, ModelPrice] | None = None,
+        *,
+        defaults: bool = True,
+        hour_cache: Iterable[str] = (),
+    ) -> None:
         prices = dict(DEFAULT_PRICES) if defaults else {}
+        for model in hour_cache:
+            base = _SNAPSHOT.sub("", model)
+            if base in ANTHROPIC_MODELS and base in prices:
+                prices[base] = prices[base].model_copy(update={"cache_write": 2 * prices[base].input})
         prices.update(overrides or {})
         self._prices: Mapping[str, ModelPrice] = MappingProxyType(prices)
 
@@ -145,5 +165,9 @@ class UsageSettings(BaseModel):
             raise ValueError(f"unknown time zone {value!r}") from exc
         return value
 
-    def price_table(self) -> PriceTable:
-        return PriceTable(self.prices)
+    def price_table(self, model: ModelSettings | None = None) -> PriceTable:
+        """The table in force for the configured ``model`` (and its auxiliary): an Anthropic model cached
+        with the 1-hour TTL pays the 1-hour cache-write price."""
+        configured = [] if model is None else [model, *([model.auxiliary] if model.auxiliary else [])]
+        hour = [m.model for m in configured if m.provider == "anthropic" and m.cache_ttl == "1h"]
+        return PriceTable(self.prices, hour_cache=hour)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from agent_core.llm import UsageEvent
+from agent_core.llm import ModelSettings, UsageEvent
 from agent_core.llm.prices import DEFAULT_PRICES, ModelPrice, PriceTable, UsageSettings, model_id
 from agent_core.metering import UsageMeter
 from agent_core.storage import ModelCall, TokenUsage, UsageKind
@@ -55,3 +55,17 @@ def test_the_meter_records_the_model_id_kind_and_priced_cost_of_a_call() -> None
     assert unknown.cost_usd is None and unknown.model == "scripted" and unknown.kind == "turn"
     assert unknown.tokens() == TokenUsage(10, 2, 0, 0, 0.0)
     assert model_id("anthropic:claude-opus-4-5") == "claude-opus-4-5" and model_id("offline") == "offline"
+
+
+def test_an_anthropic_model_cached_for_an_hour_pays_the_hour_cache_write_price() -> None:
+    hourly = ModelSettings(provider="anthropic", model="claude-sonnet-4-5-20250929", cache_ttl="1h")
+    price = UsageSettings().price_table(hourly).price("claude-sonnet-4-5")
+    assert price is not None and price.cache_write == 6.0 and price.input == 3.0
+    five_minutes = ModelSettings(provider="anthropic", model="claude-sonnet-4-5")
+    assert (
+        UsageSettings().price_table(five_minutes).price("claude-sonnet-4-5")
+        == DEFAULT_PRICES["claude-sonnet-4-5"]
+    )
+    mine = {"claude-sonnet-4-5": {"input": 1, "output": 1, "cache_write": 1}}
+    overridden = UsageSettings.model_validate({"prices": mine}).price_table(hourly).price("claude-sonnet-4-5")
+    assert overridden is not None and overridden.cache_write == 1
