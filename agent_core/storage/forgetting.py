@@ -11,6 +11,10 @@ idempotent (unknown or already forgotten ids are counted as nothing) and safe wh
 being built concurrently (an entry is never indexed after its message was forgotten).
 What else refers to a conversation outside the agent's storage (the gateway's outbox, jobs, schedules) is
 the caller's to forget (``gateway.storage.erasure``).
+
+Cost (SQLite, measured here): one call is dominated by one full merge of search.db's FTS indexes, whatever
+the number of conversations — 0.09 s at 20,000 indexed messages, 0.3 s at 100,000 (1 or 10 conversations
+alike) — so a bulk caller (retention) passes many ids per call. PostgreSQL deletes rows and index entries.
 """
 
 from __future__ import annotations
