@@ -55,6 +55,13 @@ class Forgetting(Protocol):
         """
         ...
 
+    async def forget_authored_turns(self, person_id: str) -> int:
+        """Delete the person's user messages left in conversations they do not own (a shared thread), each
+        with the rest of its turn — the assistant and tool rows after it up to the next user message of its
+        segment — and their search entries, as ``forget_conversations`` does; how many messages went.
+        A compression summary that retold them is not rewritten."""
+        ...
+
     async def forget_memory_audit_texts(self, person_id: str) -> int:
         """Blank the old and new texts of the person's memory audit records (who, when, what kind stay);
         how many records were blanked."""
