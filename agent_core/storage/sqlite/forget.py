@@ -1,16 +1,17 @@
-"""Forgetting conversations on SQLite: their rows in state.db, their entries in the search sidecar, and the
-bytes either file would otherwise keep.
+"""Forgetting on SQLite (whole conversations, or a person's turns in others'): the rows in state.db, their
+entries in the search sidecar, and the bytes either file would otherwise keep.
 
 Invariants: the sidecar's write lock is taken BEFORE the rows leave state.db and held until their index
-entries are gone, and the indexer re-checks, inside its own sidecar transaction, that the segments of a
-batch still exist (``sidecar.index_rows``) — so a batch the indexer read before the deletion is never
-written after it. The contentless FTS5 indexes forget a row through the 'delete' command given the exact
-text it indexed (``searchable_text``/``trigram_text`` of the stored row, under the sidecar's own trigram
-scope), then 'optimize' merges every segment so no old segment keeps the terms; both files delete with
-``secure_delete`` (the writer connection always has it, engine.py), so freed pages hold zeros, and a
-TRUNCATE checkpoint then empties each WAL, whose old frames would otherwise still hold the text.
-A sidecar that cannot be used (missing, damaged, built for another state.db) is deleted instead; the
-indexer rebuilds it from state.db, which no longer holds the rows.
+entries are gone, and the indexer re-checks, inside its own sidecar transaction, that the messages and
+segments of a batch still exist (``sidecar.index_rows``) — so a batch the indexer read before the deletion
+is never written after it; windows holding a forgotten message are deleted with it. The contentless FTS5
+indexes forget a row through the 'delete' command given the exact text it indexed (``searchable_text`` and
+``trigram_text`` of the stored row, under the sidecar's own trigram scope), then 'optimize' merges every
+segment so no old segment keeps the terms; both files delete with ``secure_delete`` (the writer connection
+always has it, engine.py), so freed pages hold zeros, and a TRUNCATE checkpoint then empties each WAL,
+whose old frames would otherwise still hold the text. A sidecar that cannot be used (missing, damaged,
+built for another state.db) is deleted instead; the indexer rebuilds it from state.db, which no longer
+holds the rows.
 """
 
 from __future__ import annotations
