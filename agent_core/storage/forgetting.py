@@ -11,6 +11,10 @@ idempotent (unknown or already forgotten ids are counted as nothing) and safe wh
 being built concurrently (an entry is never indexed after its message was forgotten).
 What else refers to a conversation outside the agent's storage (the gateway's outbox, jobs, schedules) is
 the caller's to forget (``gateway.storage.erasure``).
+
+Cost (SQLite, measured here): one call is dominated by one full merge of search.db's FTS indexes, whatever
+the number of conversations — 0.09 s at 20,000 indexed messages, 0.3 s at 100,000 (1 or 10 conversations
+alike) — so a bulk caller (retention) passes many ids per call. PostgreSQL deletes rows and index entries.
 """
 
 from __future__ import annotations
@@ -49,6 +53,13 @@ class Forgetting(Protocol):
 
         Live conversations are deleted too: a turn still running on one fails when it next writes.
         """
+        ...
+
+    async def forget_authored_turns(self, person_id: str) -> int:
+        """Delete the person's user messages left in conversations they do not own (a shared thread), each
+        with the rest of its turn — the assistant and tool rows after it up to the next user message of its
+        segment — and their search entries, as ``forget_conversations`` does; how many messages went.
+        A compression summary that retold them is not rewritten."""
         ...
 
     async def forget_memory_audit_texts(self, person_id: str) -> int:

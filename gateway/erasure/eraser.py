@@ -5,9 +5,10 @@ unknown person is refused before anything changes; then the configured external 
 while the person's conversation ids are still known (Honcho keys sessions by them) — if it cannot be,
 ``ProviderNotClearedError`` is raised and NOTHING else has changed, so the erase can simply run again (or be
 run with ``skip_provider``, when the provider is gone for good); then the gateway's rows of those
-conversations, the conversations themselves with their search entries (``forget_conversations``), the
-memory documents, the local provider's facts (through the storage, whichever provider is configured now),
-the memory audit's texts, and last the person's own rows and accounts — so a failure part-way leaves a
+conversations, the conversations themselves with their search entries (``forget_conversations``), their
+turns left in conversations of others (``forget_authored_turns``), the memory documents, the local
+provider's facts (through the storage, whichever provider is configured now), the memory audit's texts,
+and last the person's own rows and accounts — so a failure part-way leaves a
 person who still exists and can be erased again (every step is idempotent). One audit record (who, whom,
 when, counts; never content) is written at the end. Backups are not rewritten (docs/operations.md).
 """
@@ -58,6 +59,7 @@ class PersonEraser:
             await self._clear_provider(person_id, found.conversation_ids)
         gateway_rows = await storage.erasure.forget_conversation_rows(found.conversation_ids)
         agent_rows = await storage.agent.forget_conversations(found.conversation_ids)
+        shared = await storage.agent.forget_authored_turns(person_id)
         documents = await asyncio.to_thread(storage.documents.forget_person, person_id)
         await storage.facts.forget_person(person_id)
         blanked = await storage.agent.forget_memory_audit_texts(person_id)
@@ -70,6 +72,7 @@ class PersonEraser:
             conversations=agent_rows.conversations,
             segments=agent_rows.segments,
             messages=agent_rows.messages,
+            shared_messages=shared,
             usage_rows_unlinked=agent_rows.usage_rows_unlinked,
             outbox_rows=gateway_rows.outbox,
             held_messages=gateway_rows.held_messages,

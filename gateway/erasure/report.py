@@ -37,6 +37,8 @@ class ErasureReport:
     conversations: int = 0
     segments: int = 0
     messages: int = 0
+    shared_messages: int = 0
+    """Messages of the person's turns in conversations of others (a shared thread)."""
     usage_rows_unlinked: int = 0
     outbox_rows: int = 0
     held_messages: int = 0
@@ -64,6 +66,7 @@ class ErasureReport:
         parts = [
             f"{self.conversations} conversations",
             f"{self.messages} messages",
+            f"{self.shared_messages} messages in shared conversations",
             f"{self.memory_documents} memory documents",
             f"{self.facts} facts",
             f"{self.schedules} schedules",

@@ -57,6 +57,38 @@ async def delete_conversations(conn: Conn, conversation_ids: Collection[str]) ->
     )
 
 
+# The person's user messages, each with the rest of its turn (see agent_core/storage/forgetting.py).
+_AUTHORED_TURNS: LiteralString = """
+    WITH mine AS (SELECT id, segment_id FROM messages WHERE author = %s AND role = 'user'),
+    turns AS (SELECT mine.id AS start, mine.segment_id AS segment,
+        (SELECT min(n.id) FROM messages n WHERE n.segment_id = mine.segment_id AND n.role = 'user'
+            AND n.id > mine.id) AS stop FROM mine)
+    SELECT DISTINCT m.id FROM turns JOIN messages m ON m.segment_id = turns.segment AND m.id >= turns.start
+        AND (turns.stop IS NULL OR m.id < turns.stop) AND (m.id = turns.start OR m.role <> 'user')"""
+
+
+async def delete_authored_turns(conn: Conn, person_id: str) -> int:
+    """Delete the person's remaining user messages with their turns, and the search windows holding any
+    of them; call inside one write transaction."""
+    await conn.execute("SELECT pg_advisory_xact_lock(%s)", (WINDOW_LOCK,))
+    await conn.execute(
+        "SELECT id FROM segments WHERE id IN (SELECT segment_id FROM messages WHERE author = %s "
+        "AND role = 'user') ORDER BY id FOR UPDATE",
+        (person_id,),
+    )
+    ids = [int(r[0]) for r in await (await conn.execute(_AUTHORED_TURNS, (person_id,))).fetchall()]
+    if not ids:
+        return 0
+    await conn.execute(
+        "DELETE FROM search_window_vectors WHERE window_id IN "
+        "(SELECT id FROM search_windows WHERE message_ids && %s::bigint[])",
+        (ids,),
+    )
+    await conn.execute("DELETE FROM search_windows WHERE message_ids && %s::bigint[]", (ids,))
+    deleted = await conn.execute("DELETE FROM messages WHERE id = ANY(%s)", (ids,))
+    return max(deleted.rowcount, 0)
+
+
 async def blank_audit_texts(conn: Conn, person_id: str) -> int:
     """Blank the old/new texts of the person's memory audit records; call inside one write transaction."""
     cursor = await conn.execute(

@@ -191,6 +191,10 @@ class PgAgentStore:
             return ForgottenConversations()
         return await self._db.run_write(lambda conn: forget.delete_conversations(conn, ids))
 
+    async def forget_authored_turns(self, person_id: str) -> int:
+        """Delete the person's remaining user messages with their turns (agent_core.storage.forgetting)."""
+        return await self._db.run_write(lambda conn: forget.delete_authored_turns(conn, person_id))
+
     async def forget_memory_audit_texts(self, person_id: str) -> int:
         """Blank the texts of the person's memory audit records."""
         return await self._db.run_write(lambda conn: forget.blank_audit_texts(conn, person_id))

@@ -1,16 +1,17 @@
-"""Forgetting conversations on SQLite: their rows in state.db, their entries in the search sidecar, and the
-bytes either file would otherwise keep.
+"""Forgetting on SQLite (whole conversations, or a person's turns in others'): the rows in state.db, their
+entries in the search sidecar, and the bytes either file would otherwise keep.
 
 Invariants: the sidecar's write lock is taken BEFORE the rows leave state.db and held until their index
-entries are gone, and the indexer re-checks, inside its own sidecar transaction, that the segments of a
-batch still exist (``sidecar.index_rows``) — so a batch the indexer read before the deletion is never
-written after it. The contentless FTS5 indexes forget a row through the 'delete' command given the exact
-text it indexed (``searchable_text``/``trigram_text`` of the stored row, under the sidecar's own trigram
-scope), then 'optimize' merges every segment so no old segment keeps the terms; both files delete with
-``secure_delete`` (the writer connection always has it, engine.py), so freed pages hold zeros, and a
-TRUNCATE checkpoint then empties each WAL, whose old frames would otherwise still hold the text.
-A sidecar that cannot be used (missing, damaged, built for another state.db) is deleted instead; the
-indexer rebuilds it from state.db, which no longer holds the rows.
+entries are gone, and the indexer re-checks, inside its own sidecar transaction, that the messages and
+segments of a batch still exist (``sidecar.index_rows``) — so a batch the indexer read before the deletion
+is never written after it; windows holding a forgotten message are deleted with it. The contentless FTS5
+indexes forget a row through the 'delete' command given the exact text it indexed (``searchable_text`` and
+``trigram_text`` of the stored row, under the sidecar's own trigram scope), then 'optimize' merges every
+segment so no old segment keeps the terms; both files delete with ``secure_delete`` (the writer connection
+always has it, engine.py), so freed pages hold zeros, and a TRUNCATE checkpoint then empties each WAL,
+whose old frames would otherwise still hold the text. A sidecar that cannot be used (missing, damaged,
+built for another state.db) is deleted instead; the indexer rebuilds it from state.db, which no longer
+holds the rows.
 """
 
 from __future__ import annotations
@@ -80,6 +81,31 @@ def delete_conversations(conn: sqlite3.Connection, conversation_ids: Collection[
     return RemovedRows(counts, wanted, messages, db_uuid)
 
 
+# The person's user messages, each with the rest of its turn (the assistant and tool rows after it, up to the
+# next user message of the segment): the reply to what they said goes with it, tool pairs stay whole.
+_AUTHORED_TURNS = """
+    WITH mine AS (SELECT id, session_id FROM messages WHERE author = ? AND role = 'user'),
+    turns AS (SELECT mine.id AS start, mine.session_id AS segment,
+        (SELECT min(n.id) FROM messages n WHERE n.session_id = mine.session_id AND n.role = 'user'
+            AND n.id > mine.id) AS stop FROM mine)
+    SELECT DISTINCT m.id, m.role, m.content, m.tool_name, m.conversation_id, m.session_id
+    FROM turns JOIN messages m ON m.session_id = turns.segment AND m.id >= turns.start
+        AND (turns.stop IS NULL OR m.id < turns.stop) AND (m.id = turns.start OR m.role != 'user')
+    ORDER BY m.id"""
+
+
+def delete_authored_turns(conn: sqlite3.Connection, person_id: str) -> RemovedRows:
+    """Delete the person's user messages and their turns wherever they remain (conversations of others);
+    call inside one write transaction."""
+    messages = tuple(
+        PendingRow(int(r[0]), str(r[1]), r[2], r[3], str(r[4]), str(r[5]))
+        for r in conn.execute(_AUTHORED_TURNS, (person_id,))
+    )
+    conn.execute(f"DELETE FROM messages WHERE id IN {_IN_IDS}", (json.dumps([m.id for m in messages]),))
+    db_uuid = str(conn.execute("SELECT value FROM meta WHERE key = 'db_uuid'").fetchone()[0])
+    return RemovedRows(ForgottenConversations(messages=len(messages)), (), messages, db_uuid)
+
+
 def blank_audit_texts(conn: sqlite3.Connection, person_id: str) -> int:
     """Blank the old/new texts of the person's memory audit records; call inside one write transaction."""
     return conn.execute(
@@ -126,6 +152,7 @@ class SidecarHold:
                 return
             unindex(conn, removed.messages, progress.last_id, progress.trigram_scope)
             forget_windows(conn, removed.conversation_ids)
+            forget_windows_holding(conn, [row.id for row in removed.messages])
             if removed.messages:
                 for table in FTS_TABLES:
                     conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
@@ -173,6 +200,20 @@ def forget_windows(conn: sqlite3.Connection, conversation_ids: Collection[str]) 
     conn.execute(f"DELETE FROM windows WHERE conversation_id IN {_IN_IDS}", (ids,))
     conn.execute(f"DELETE FROM participants WHERE conversation_id IN {_IN_IDS}", (ids,))
     conn.execute(f"DELETE FROM open_segments WHERE conversation_id IN {_IN_IDS}", (ids,))
+
+
+def forget_windows_holding(conn: sqlite3.Connection, message_ids: Sequence[int]) -> None:
+    """Delete the windows (members, vectors) holding any of the messages; the next batch of their segment
+    windows what remains."""
+    ids = json.dumps(list(message_ids))
+    holding = f"SELECT DISTINCT window_id FROM window_members WHERE message_id IN {_IN_IDS}"
+    doomed = [int(r[0]) for r in conn.execute(holding, (ids,))]
+    if not doomed:
+        return
+    window_ids = json.dumps(doomed)
+    conn.execute(f"DELETE FROM window_members WHERE window_id IN {_IN_IDS}", (window_ids,))
+    conn.execute(f"DELETE FROM window_vectors WHERE window_id IN {_IN_IDS}", (window_ids,))
+    conn.execute(f"DELETE FROM windows WHERE id IN {_IN_IDS}", (window_ids,))
 
 
 def truncate_wal(conn: sqlite3.Connection) -> bool:

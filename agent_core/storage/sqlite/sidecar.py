@@ -13,7 +13,7 @@ import contextlib
 import re
 import sqlite3
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .connection import connect
@@ -34,9 +34,36 @@ SIDECAR_DDL = (
 SIDECAR_FORMAT = 2
 _FORMAT_DDL = "CREATE TABLE IF NOT EXISTS sidecar_format (version INTEGER NOT NULL)"
 FTS_TABLES = ("fts_porter", "fts_trigram")
-LiveSegments = Callable[[Collection[str]], Collection[str]]
-"""Which of the given segment ids still exist in state.db (read at the moment it is called)."""
+LiveRows = Callable[[Collection[int], Collection[str]], "Alive"]
+"""Which of the given message ids and segment ids still exist in state.db (read when it is called)."""
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Alive:
+    """The message and segment ids of a batch that still exist in state.db."""
+
+    message_ids: frozenset[int]
+    segment_ids: frozenset[str]
+
+    def windows(self, writes: WindowWrites) -> WindowWrites:
+        """``writes`` without the segments or windows that name something forgotten."""
+        return WindowWrites(
+            tuple(
+                replace(
+                    change, windows=tuple(w for w in change.windows if set(w.message_ids) <= self.message_ids)
+                )
+                for change in writes.segments
+                if change.segment_id in self.segment_ids
+            )
+        )
+
+
+def _message_ids(rows: Sequence[PendingRow], windows: WindowWrites | None) -> set[int]:
+    ids = {row.id for row in rows}
+    for change in windows.segments if windows is not None else ():
+        ids.update(i for window in change.windows for i in window.message_ids)
+    return ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,22 +202,21 @@ def index_rows(
     db_uuid: str,
     scope: TrigramScope,
     windows: WindowWrites | None = None,
-    live_segments: LiveSegments | None = None,
+    live: LiveRows | None = None,
 ) -> None:
     """Add ``rows`` (ascending ids, all newer than the mark) to both indexes, store the windows they
     complete, and advance the mark, in one transaction.
 
-    ``live_segments``: asked inside the transaction which of the rows' segments still exist; rows and
-    windows of the others (forgotten since they were read, forget.py) are left out."""
+    ``live``: asked inside the transaction which of the rows (and of the windows' turns) still exist in
+    state.db; rows and windows of the others (forgotten since they were read, forget.py) are left out."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if live_segments is not None:
-            alive = live_segments({row.segment_id for row in rows})
-            kept = [row for row in rows if row.segment_id in alive]
+        kept = list(rows)
+        if live is not None:
+            alive = live(_message_ids(rows, windows), {row.segment_id for row in rows})
+            kept = [row for row in rows if row.id in alive.message_ids]
             if windows is not None:
-                windows = WindowWrites(tuple(s for s in windows.segments if s.segment_id in alive))
-        else:
-            kept = list(rows)
+                windows = alive.windows(windows)
         docs = [(row.id, text) for row in kept if (text := searchable_text(row)) is not None]
         trigram_docs = [
             (rowid, part) for rowid, text in docs if (part := trigram_text(text, scope)) is not None

@@ -42,7 +42,7 @@ from ..search_windows import Embedder, SemanticStatus
 from . import chain, conversations, fts_query, search_index
 from .cooldowns import clear_cooldown, get_cooldown, put_cooldown
 from .engine import StorePaths
-from .forget import blank_audit_texts
+from .forget import blank_audit_texts, delete_authored_turns, delete_conversations
 from .fts_query import FtsHit, FtsIndexName
 from .integrity import check_at_start
 from .messages import clean_text, conversation_messages, prepare, set_api_content
@@ -287,7 +287,12 @@ class StateStore:
         ids = tuple(dict.fromkeys(conversation_ids))
         if not ids:
             return ForgottenConversations()
-        return await self._watch(self._workers.forget(ids))
+        return await self._watch(self._workers.forget(lambda c: delete_conversations(c, ids)))
+
+    async def forget_authored_turns(self, person_id: str) -> int:
+        """Delete the person's remaining user messages with their turns (agent_core.storage.forgetting)."""
+        forgotten = await self._watch(self._workers.forget(lambda c: delete_authored_turns(c, person_id)))
+        return forgotten.messages
 
     async def forget_memory_audit_texts(self, person_id: str) -> int:
         """Blank the texts of the person's memory audit records, then empty the WAL that held them."""

@@ -143,15 +143,14 @@ def apply_windows(conn: sqlite3.Connection, writes: WindowWrites) -> None:
 def store_windows(
     conn: sqlite3.Connection,
     writes: WindowWrites,
-    live_segments: Callable[[Collection[str]], Collection[str]] | None = None,
+    live: Callable[[WindowWrites], WindowWrites] | None = None,
 ) -> None:
     """Store ``writes`` in a transaction of their own (segments that ended after their last batch);
-    ``live_segments`` as in ``sidecar.index_rows``: windows of segments forgotten since are left out."""
+    ``live``, asked inside the transaction, leaves out what was forgotten since (``sidecar.index_rows``)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if live_segments is not None:
-            alive = live_segments({change.segment_id for change in writes.segments})
-            writes = WindowWrites(tuple(c for c in writes.segments if c.segment_id in alive))
+        if live is not None:
+            writes = live(writes)
         apply_windows(conn, writes)
         conn.execute("COMMIT")
     except BaseException:
@@ -165,13 +164,18 @@ def drop_window(conn: sqlite3.Connection, window_id: int) -> None:
     conn.execute("DELETE FROM windows WHERE id = ?", (window_id,))
 
 
-def live_segments(state: sqlite3.Connection, segment_ids: Collection[str]) -> set[str]:
-    """Which of ``segment_ids`` exist in state.db now (a forgotten segment does not)."""
+def live_ids(
+    state: sqlite3.Connection, message_ids: Collection[int], segment_ids: Collection[str]
+) -> tuple[frozenset[int], frozenset[str]]:
+    """Which of the messages and segments exist in state.db now (a forgotten one does not)."""
+    messages = json.dumps(sorted(message_ids))
+    segments = json.dumps(sorted(segment_ids))
+    found = state.execute("SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?))", (messages,))
+    alive = frozenset(int(row[0]) for row in found.fetchall())
     cursor = state.execute(
-        "SELECT id FROM sessions WHERE id IN (SELECT value FROM json_each(?))",
-        (json.dumps(list(segment_ids)),),
+        "SELECT id FROM sessions WHERE id IN (SELECT value FROM json_each(?))", (segments,)
     )
-    return {str(row[0]) for row in cursor.fetchall()}
+    return alive, frozenset(str(row[0]) for row in cursor.fetchall())
 
 
 def ended_open_segments(state: sqlite3.Connection, sidecar: sqlite3.Connection, limit: int) -> list[str]:

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -22,7 +22,7 @@ from ..search_windows import Embedder
 from .backpressure import IndexBackpressure
 from .embedder import CatchUpEmbedder
 from .engine import Engine, StorePaths, open_engine, translate_errors
-from .forget import SidecarHold, delete_conversations
+from .forget import RemovedRows, SidecarHold
 from .indexer import CatchUpIndexer
 from .messages import MessageAppender, prepare
 from .readers import ReaderPool
@@ -162,20 +162,22 @@ class StoreWorkers:
             state.reader_pool, lambda: translate_errors(db, lambda: readers.run(fn, with_index=with_index))
         )
 
-    async def forget(self, conversation_ids: Collection[str]) -> ForgottenConversations:
-        """Forget the conversations (forget.py), on the writer thread: hold the sidecar's write lock, delete
-        the rows from state.db, remove their index entries, then empty both WAL files."""
+    async def forget(self, delete: Callable[[sqlite3.Connection], RemovedRows]) -> ForgottenConversations:
+        """Forget rows (forget.py) on the writer thread: hold the sidecar's write lock, run ``delete`` in one
+        state.db transaction, remove the deleted rows' index entries, then empty both WAL files."""
         state = self._require_open()
         self._round_trips += 1
         return await asyncio.get_running_loop().run_in_executor(
-            state.writer, self._forget_sync, state, conversation_ids
+            state.writer, self._forget_sync, state, delete
         )
 
-    def _forget_sync(self, state: _Open, conversation_ids: Collection[str]) -> ForgottenConversations:
+    def _forget_sync(
+        self, state: _Open, delete: Callable[[sqlite3.Connection], RemovedRows]
+    ) -> ForgottenConversations:
         busy_ms = max(self._settings.busy_timeout_ms, _SIDECAR_HOLD_BUSY_MS)
         hold = SidecarHold(self._paths.sidecar, busy_ms, _LOG)
         try:
-            removed = state.engine.write(lambda c: delete_conversations(c, conversation_ids))
+            removed = state.engine.write(delete)
         except BaseException:
             hold.abandon()
             raise

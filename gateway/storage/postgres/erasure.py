@@ -23,6 +23,14 @@ _DIRECT_OUTBOX: tuple[LiteralString, ...] = (
     "DELETE FROM outbox WHERE id IN (" + _DIRECT + ")",
 )
 
+# Their turns in conversations of others (a shared thread): replies queued for them, held messages.
+_THEIRS = "SELECT id FROM outbox WHERE job_id IN (SELECT id FROM turn_jobs WHERE person_id = %s)"
+_THEIR_TURNS: tuple[LiteralString, ...] = (
+    "DELETE FROM outbox_chunks WHERE outbox_id IN (" + _THEIRS + ")",
+    "DELETE FROM outbox WHERE id IN (" + _THEIRS + ")",
+    "DELETE FROM pending_messages WHERE author = %s",
+)
+
 
 async def footprint(conn: Conn, person_id: str) -> PersonFootprint:
     person = await (await conn.execute("SELECT 1 FROM persons WHERE id = %s", (person_id,))).fetchone()
@@ -90,6 +98,8 @@ async def erase_person_rows(conn: Conn, found: PersonFootprint) -> PersonRowsEra
     chat_ids = [c for _, c in found.direct_chats]
     for statement in _DIRECT_OUTBOX:
         await conn.execute(statement, (chat_platforms, chat_ids))
+    for statement in _THEIR_TURNS:
+        await conn.execute(statement, (person_id,))
     await conn.execute("DELETE FROM person_timezones WHERE person_id = %s", (person_id,))
     await conn.execute("DELETE FROM turn_jobs WHERE person_id = %s", (person_id,))
     codes = await conn.execute("DELETE FROM link_codes WHERE person_id = %s", (person_id,))

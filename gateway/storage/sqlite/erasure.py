@@ -85,6 +85,12 @@ def erase_person_rows(conn: sqlite3.Connection, found: PersonFootprint) -> Perso
     )
     conn.execute(f"DELETE FROM outbox_chunks WHERE outbox_id IN ({direct})", (chats,))
     conn.execute(f"DELETE FROM outbox WHERE id IN ({direct})", (chats,))
+    # Their turns in conversations of others (a shared thread): the replies queued for them, what they sent
+    # while a turn ran, and the jobs.
+    theirs = "SELECT id FROM outbox WHERE job_id IN (SELECT id FROM turn_jobs WHERE person_id = ?)"
+    conn.execute(f"DELETE FROM outbox_chunks WHERE outbox_id IN ({theirs})", (person_id,))
+    conn.execute(f"DELETE FROM outbox WHERE id IN ({theirs})", (person_id,))
+    conn.execute("DELETE FROM pending_messages WHERE author = ?", (person_id,))
     conn.execute("DELETE FROM person_timezones WHERE person_id = ?", (person_id,))
     conn.execute("DELETE FROM turn_jobs WHERE person_id = ?", (person_id,))
     codes = conn.execute("DELETE FROM link_codes WHERE person_id = ?", (person_id,)).rowcount

@@ -115,3 +115,34 @@ async def test_memory_audit_texts_of_one_person_are_blanked(storage: Storage) ->
     (kept,) = await store.memory_audit("bob")
     assert kept.new_text == "bob fact"
     assert await store.forget_memory_audit_texts("ana") == 0
+
+
+async def test_a_persons_turns_in_a_conversation_of_others_are_forgotten(storage: Storage) -> None:
+    store, search = storage.agent, storage.search
+    thread = await store.ensure_conversation("slack:T1:thread:c1:t1:-", BOB)
+    tip = thread.tip_session_id
+    call = {"id": "c9", "name": "lookup", "arguments": {"q": "zebracanary"}}
+    await store.append_messages(tip, [NewMessage("user", "bob opens the thread", author="bob")])
+    await store.append_messages(
+        tip,
+        [
+            NewMessage("user", "ana says zebracanary", author="ana"),
+            NewMessage("assistant", None, tool_calls=[call]),
+            NewMessage("tool", "found zebracanary", tool_call_id="c9", tool_name="lookup"),
+            NewMessage("assistant", "noted zebracanary for ana"),
+            NewMessage("user", "bob again yakcanary", author="bob"),
+            NewMessage("assistant", "ok yakcanary"),
+        ],
+    )
+    assert await found(search, "zebracanary") == {thread.id}
+
+    assert await store.forget_authored_turns("ana") == 4
+
+    contents = [m.content for m in await store.conversation_messages(thread.id)]
+    assert contents == ["bob opens the thread", "bob again yakcanary", "ok yakcanary"]
+    assert await found(search, "zebracanary") == set()
+    assert await found(search, "yakcanary") == {thread.id}
+    assert await store.forget_authored_turns("ana") == 0
+    # The thread goes on as before.
+    await store.append_messages(tip, [NewMessage("user", "bob later walrus", author="bob")])
+    assert await found(search, "walrus") == {thread.id}

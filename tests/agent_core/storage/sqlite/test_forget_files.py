@@ -11,8 +11,8 @@ from pathlib import Path
 from agent_core.search.embedding import WordHashEmbedder
 from agent_core.storage import NewMessage, NewSegment, Principal, TokenUsage
 from agent_core.storage.sqlite import StateStore
-from agent_core.storage.sqlite.sidecar import PendingRow, index_rows, open_sidecar, read_progress
-from agent_core.storage.sqlite.window_store import live_segments
+from agent_core.storage.sqlite.sidecar import Alive, PendingRow, index_rows, open_sidecar, read_progress
+from agent_core.storage.sqlite.window_store import live_ids
 
 ANA = Principal(person_id="ana", platform="web", display_name="Ana")
 BOB = Principal(person_id="bob", platform="web", display_name="Bob")
@@ -61,6 +61,10 @@ async def test_no_file_of_the_home_keeps_a_forgotten_conversation(home: Path) ->
         assert files_holding(home, "quokkacanary") == []
         assert files_holding(home, "wombatcanary") != []
         assert [h.message_id for h in await store.fts_match('"quokkacanary"', None, limit=5)] == []
+        # The terms are gone from the index itself, not only from results (FTS5 stores a term without the
+        # prefix it shares with the one before it, so a byte scan alone could miss one).
+        assert await store.fts_vocabulary("porter", "quokkacanary", "quokkacanarz", limit=50) == []
+        assert await store.fts_vocabulary("porter", "wombatcanary", "wombatcanarz", limit=50) != []
         assert {h.conversation_id for h in await store.fts_match('"wombatcanary"', None, limit=500)} == {bob}
     sidecar = sqlite3.connect(home / "search.db")
     try:
@@ -86,7 +90,14 @@ async def test_a_batch_read_before_a_forgetting_is_not_indexed_after_it(home: Pa
     try:
         progress = read_progress(sidecar)
         stale = PendingRow(progress.last_id + 1, "user", "stale ibexcanary", None, conversation.id, tip)
-        index_rows(sidecar, [stale], progress.db_uuid, "all", None, lambda ids: live_segments(state, ids))
+        index_rows(
+            sidecar,
+            [stale],
+            progress.db_uuid,
+            "all",
+            None,
+            lambda ids, segs: Alive(*live_ids(state, ids, segs)),
+        )
         hits = sidecar.execute("SELECT rowid FROM fts_porter WHERE fts_porter MATCH 'ibexcanary'").fetchall()
         assert hits == [] and message_id <= progress.last_id
         assert read_progress(sidecar).last_id == stale.id  # the mark still moves past the batch
