@@ -33,6 +33,7 @@ from gateway.delivery import (
     StreamRegistry,
 )
 from gateway.erasure import PersonEraser
+from gateway.export import PersonExporter
 from gateway.http import create_app, serve_http
 from gateway.http.admin import AdminBackend
 from gateway.http.budget_metrics import BudgetMetrics
@@ -147,6 +148,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 leases=runtime.storage.adapter_leases,
                 schedules=runtime.schedules,
                 budgets=runtime.storage.budgets,
+                export=PersonExporter.configured(runtime.storage, home.root, settings),
                 settings=settings.admin,
                 usage=runtime.storage.usage,
                 usage_timezone=settings.usage.timezone,

@@ -7,6 +7,7 @@ from agent_core.memory import MemoryStoreError
 from agent_core.storage import StateError
 from gateway.config import ConfigError
 from gateway.contracts import AdapterConfigError
+from gateway.export import ExportError
 from gateway.identity import ClientKeyError
 from gateway.schedules import ScheduleError
 from gateway.usage import UsagePeriodError
@@ -20,4 +21,5 @@ USER_FACING_ERRORS: tuple[type[Exception], ...] = (
     ClientKeyError,
     ScheduleError,
     UsagePeriodError,
+    ExportError,
 )

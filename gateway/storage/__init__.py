@@ -48,6 +48,7 @@ from .outbox import (
     ReplyRouting,
 )
 from .pairing import PairingDecision, PairingRepository, PairingRequest, PairingState, PairingTicket
+from .person_data import PersonData, UsageRecord
 from .queue import (
     Admission,
     AdmissionRule,
@@ -122,6 +123,7 @@ __all__ = [
     "PairingRequest",
     "PairingState",
     "PairingTicket",
+    "PersonData",
     "PersonFootprint",
     "PersonRow",
     "PersonRowsErased",
@@ -140,6 +142,7 @@ __all__ = [
     "TranscriptImport",
     "TurnQueueRepository",
     "TurnRequest",
+    "UsageRecord",
     "Wakeups",
     "open_storage",
 ]

@@ -29,6 +29,7 @@ from .identity import IdentityRepository
 from .imports import TranscriptImport
 from .outbox import OutboxRepository
 from .pairing import PairingRepository
+from .person_data import PersonData
 from .queue import InboundLedger, TurnQueueRepository
 from .retention import RetentionRepository
 from .schedules import ScheduleRepository
@@ -107,6 +108,11 @@ class Storage(Protocol):
     @property
     def usage(self) -> UsageReads:
         """Model usage and cost over time, in total and by person, platform, model, kind or day."""
+        ...
+
+    @property
+    def person_data(self) -> PersonData:
+        """Person-scoped reads for an export: their usage, their words in others' conversations."""
         ...
 
     @property

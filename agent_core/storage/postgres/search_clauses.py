@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, LiteralString
@@ -73,7 +75,8 @@ _GRAM: Final = "{}::tsquery"
 class PgClause:
     """One thing to look for on one index; ``query`` is a tsquery (VECTOR) or an ILIKE pattern (TRIGRAM).
 
-    ``needle``: the case-folded text a TRIGRAM clause counts occurrences of when ranking.
+    ``needle``: the case-folded text a TRIGRAM clause counts occurrences of when ranking; ``caseless``: the
+    pattern holds no character with case (``is_caseless``), so ``LIKE`` finds exactly what ``ILIKE`` would.
     """
 
     index: PgIndex
@@ -81,6 +84,7 @@ class PgClause:
     source: str
     role: ClauseRole = ClauseRole.PRIMARY
     needle: str = ""
+    caseless: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +128,8 @@ def _clause(clause: QueryClause) -> PgClause:
     text = safe_text(clause.text)
     if clause.kind is MatchKind.SUBSTRING:
         pattern = Fragment.value("%" + like_escape(text) + "%")
-        return PgClause(PgIndex.TRIGRAM, pattern, clause.source, clause.role, needle=text.lower())
+        trigram = functools.partial(PgClause, PgIndex.TRIGRAM, pattern, clause.source, clause.role)
+        return trigram(needle=text.lower(), caseless=is_caseless(text))
     if clause.prefix:
         token = Fragment.value(tsquery_token(text) + ":*")
         return PgClause(PgIndex.VECTOR, formatted(_PREFIX, token, token), clause.source, clause.role)
@@ -141,6 +146,15 @@ def gram_clause(prefix: str) -> PgClause:
     token = tsquery_token(safe_text(prefix)[:2])
     literal = token if len(prefix) >= 2 else token + ":*"
     return PgClause(PgIndex.GRAMS, formatted(_GRAM, Fragment.value(literal)), prefix)
+
+
+def is_caseless(text: str) -> bool:
+    """True when no character of ``text`` has case (none changes under lower or upper casing, and none is a
+    combining mark a full lower-casing of another letter could produce), so no other character case-folds
+    into it: a case-insensitive match of ``text`` is then exactly a case-sensitive one."""
+    return all(
+        c.lower() == c and c.upper() == c and not unicodedata.category(c).startswith("M") for c in text
+    )
 
 
 def tsquery_token(text: str) -> str:

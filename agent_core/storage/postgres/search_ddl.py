@@ -26,7 +26,9 @@ What answers which part of a planned query (search_clauses.py builds the queries
   points, not on the database's locale.
 - SUBSTRING clauses (3+ characters: CJK words inside a run, identifiers, parts of words): ``ILIKE`` on
   ``mg_search_text(...)`` through the ``gin_trgm_ops`` index ``messages_search_trgm``, over all the
-  text. pg_trgm classifies characters with the database's ctype: CJK needs a UTF-8 locale
+  text (``LIKE`` when the text has no character with case, as CJK: the same rows without case-folding
+  each candidate; pg_trgm's trigrams are case-folded either way, so one index serves both). pg_trgm
+  classifies characters with the database's ctype: CJK needs a UTF-8 locale
   (``C.UTF-8``, ``en_US.UTF-8``, the official image's default); under ``LC_CTYPE=C`` CJK substrings are
   still found, but by a scan.
 

@@ -56,6 +56,7 @@ from .search_reads import (
     participant_conversations,
     ranked_matches,
     settled_message_id,
+    start_ranked_reads,
     visible_messages,
 )
 from .window_builder import Horizon, build_batch
@@ -222,7 +223,8 @@ async def search(
     where = where or await _match_filter(conn, request.scope)
     if where.conversation_ids == ():
         return SearchSnapshot((), {})
-    plan = _Plan(where, max(60, request.want * 20), request.budget.rank_window, await newest_message_id(conn))
+    newest = await start_ranked_reads(conn)
+    plan = _Plan(where, max(60, request.want * 20), request.budget.rank_window, newest)
     found: Found = {}
     for index, role in _PRIMARY:
         await _rank_into(found, conn, query, index, role, plan)

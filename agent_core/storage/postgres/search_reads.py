@@ -38,6 +38,9 @@ _MATCH: dict[PgIndex, LiteralString] = {
     PgIndex.GRAMS: "m.search_vector @@ {}",
     PgIndex.TRIGRAM: _TEXT + " ILIKE {}",
 }
+# A substring with no letter that has case (CJK, digits, punctuation) matches the same rows with LIKE, which
+# skips case-folding every candidate text (a third of the recheck of 2,400 CJK matches).
+_CASELESS_MATCH: LiteralString = _TEXT + " LIKE {}"
 # What ranking reads of each window row: the vector, or the text already case-folded once.
 _PAYLOAD: dict[PgIndex, LiteralString] = {
     PgIndex.VECTOR: "m.search_vector",
@@ -48,24 +51,38 @@ _VISIBLE: LiteralString = (
     "m.role = ANY({}) AND m.content <> ''"
     " AND (m.role <> 'tool' OR m.tool_name IS NULL OR m.tool_name <> ALL({}))"
 )
+# How one window row scores on clause ``{q}`` (its case-folded text ``{needle}`` for substrings), and
+# whether it matches that clause on its own.
 _STRENGTH: dict[PgIndex, LiteralString] = {
-    PgIndex.VECTOR: "ts_rank_cd(w.payload, c.q, 1)",
-    PgIndex.GRAMS: "ts_rank_cd(w.payload, c.q, 1)",
+    PgIndex.VECTOR: "ts_rank_cd(w.payload, {q}, 1)",
+    PgIndex.GRAMS: "ts_rank_cd(w.payload, {q}, 1)",
     PgIndex.TRIGRAM: (
-        "0.1 * ((length(w.payload) - length(replace(w.payload, c.needle, '')))"
-        " / greatest(length(c.needle), 1))::float8 / (1 + ln(1 + length(w.payload)))"
+        "0.1 * ((length(w.payload) - length(replace(w.payload, {needle}, '')))"
+        " / greatest(length({needle}), 1))::float8 / (1 + ln(1 + length(w.payload)))"
     ),
 }
 _CLAUSE_MATCH: dict[PgIndex, LiteralString] = {
-    PgIndex.VECTOR: "w.payload @@ c.q",
-    PgIndex.GRAMS: "w.payload @@ c.q",
-    PgIndex.TRIGRAM: "w.payload LIKE lower(c.q)",
+    PgIndex.VECTOR: "w.payload @@ {q}",
+    PgIndex.GRAMS: "w.payload @@ {q}",
+    PgIndex.TRIGRAM: "w.payload LIKE lower({q})",
+}
+_CLAUSE_TYPE: dict[PgIndex, LiteralString] = {
+    PgIndex.VECTOR: "tsquery[]",
+    PgIndex.GRAMS: "tsquery[]",
+    PgIndex.TRIGRAM: "text[]",
 }
 # Newest first along the primary key (stops after window + 1 matches: right for common terms), or with
 # the key hidden from the planner so matches come from the GIN index and are sorted (right otherwise).
 _ORDER = {True: "m.id DESC", False: "m.id + 0 DESC"}
 # Fields in order: any clause matches, no excluded clause matches, visibility and scope, window + 1,
-# window, the clause list, limit (payload, order, strength and per-clause match are spliced in per index).
+# window, the clauses, their needles, then one expression per clause for: a row's strength, the clause's
+# idf, a row's score term; then the limit (payload and order are spliced in per index).
+# Each window row is ranked once, against every clause, into an array of strengths (NULL: no match), and
+# every later step reads those arrays in one pass, so no step joins two row sets of the window's size:
+# the planner sizes ``hits`` from its estimate of the matches, which for a substring is often 1 where it
+# is thousands, and a join planned on that estimate (a nested loop of the window against its ranks) was
+# quadratic — 0.7 s for 2,400 matches of 服务器. The per-clause expressions are generated (array
+# positions only, never user text), so no sub-plan runs per row either.
 # A window row no clause matches on its own (case folding that ILIKE and lower() see differently) keeps
 # score 0 rather than vanishing.
 _RANKED: LiteralString = """
@@ -76,17 +93,15 @@ WITH hits AS MATERIALIZED (
 bounds AS (SELECT count(*) AS matched, min(id) AS oldest FROM hits),
 windowed AS MATERIALIZED (
     SELECT h.id, h.payload FROM hits AS h, bounds AS b WHERE b.matched <= {} OR h.id <> b.oldest),
-clause (n, q, needle) AS (VALUES {}),
+clause AS (SELECT ARRAY[{}]::{qtype} AS q, ARRAY[{}]::text[] AS needle),
 ranks AS MATERIALIZED (
-    SELECT w.id, c.n, {strength} AS strength FROM windowed AS w JOIN clause AS c ON {clause_match}),
-df AS (SELECT n, count(*)::float8 AS df FROM ranks GROUP BY n),
+    SELECT w.id, ARRAY[{}]::float8[] AS strengths FROM windowed AS w CROSS JOIN clause AS c),
 corpus AS (
     SELECT greatest((SELECT coalesce(max(id), 0) FROM messages), b.matched)::float8 AS n FROM bounds AS b),
+idf AS (SELECT ARRAY[{}]::float8[] AS weights FROM ranks AS r CROSS JOIN corpus AS k GROUP BY k.n),
 scored AS (
-    SELECT w.id, -10 * coalesce(sum(ln(1 + (k.n - d.df + 0.5) / (d.df + 0.5)) * r.strength), 0) AS score
-    FROM windowed AS w LEFT JOIN ranks AS r ON r.id = w.id LEFT JOIN df AS d ON d.n = r.n
-    CROSS JOIN corpus AS k
-    GROUP BY w.id ORDER BY score, w.id DESC LIMIT {})
+    SELECT r.id, -10 * ({}) AS score FROM ranks AS r CROSS JOIN idf AS i
+    ORDER BY score, r.id DESC LIMIT {})
 SELECT m.id, m.conversation_id, m.segment_id, m.role, m.content, m.tool_name, m.created_at, s.score, b.matched
 FROM scored AS s JOIN messages AS m ON m.id = s.id CROSS JOIN bounds AS b
 ORDER BY s.score, s.id DESC"""
@@ -110,6 +125,27 @@ class RankedMatches:
 
     hits: tuple[tuple[FoundMessage, float], ...]
     matched: int
+
+
+async def start_ranked_reads(conn: Conn) -> int:
+    """The newest message id; from here to the end of this read-only transaction (the search's snapshot),
+    plans read through an index wherever one can serve, in the one backend process (same round trip).
+
+    A ranked read that sorts its matches reads them through the search index (a bitmap of the matching
+    rows); with statistics that count thousands of matches the planner costs that above a sequential scan
+    of the whole table, which then tests every message against every clause (0.1 s at 100,000 messages
+    where the bitmap reads the 4,600 matches in 20 ms). Parallel workers buy nothing for a window of a few
+    thousand rows and cost each search their start-up and a share of the server's worker budget, which
+    every turn's search draws on at once. Every later read of a search (windows, vectors loaded by id,
+    conversations by id) is an index lookup anyway; the settings end with the transaction.
+    """
+    row = await (
+        await conn.execute(
+            "SELECT (SELECT coalesce(max(id), 0) FROM messages), set_config('enable_seqscan', 'off', true),"
+            " set_config('max_parallel_workers_per_gather', '0', true)"
+        )
+    ).fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 async def participant_conversations(conn: Conn, person_id: str) -> list[str]:
@@ -138,24 +174,21 @@ async def ranked_matches(
     ``walk``: find the newest matches by walking the primary key (worth it when matches are dense).
     """
     matching, exclude = _conditions(index, clauses, excluded)
-    values = joined(
-        ", ",
-        (
-            formatted("({}, {}, {})", Fragment.value(n), c.query, Fragment.value(c.needle))
-            for n, c in enumerate(clauses, start=1)
-        ),
-    )
+    positions = [Fragment(sql.Composed([sql.Literal(n)])) for n in range(1, len(clauses) + 1)]
     statement = formatted(
         _RANKED.replace("{payload}", _PAYLOAD[index])
         .replace("{order}", _ORDER[walk])
-        .replace("{strength}", _STRENGTH[index])
-        .replace("{clause_match}", _CLAUSE_MATCH[index]),
+        .replace("{qtype}", _CLAUSE_TYPE[index]),
         matching,
         exclude,
         _filter(where),
         Fragment.value(window + 1),
         Fragment.value(window),
-        values,
+        joined(", ", (c.query for c in clauses)),
+        joined(", ", (Fragment.value(c.needle) for c in clauses)),
+        joined(", ", (_clause_strength(index, n) for n in positions)),
+        joined(", ", (formatted(_IDF, n, n) for n in positions)),
+        joined(" + ", (formatted("coalesce(i.weights[{}] * r.strengths[{}], 0)", n, n) for n in positions)),
         Fragment.value(limit),
     )
     cursor = await conn.execute(statement.sql, statement.params, prepare=False)
@@ -184,12 +217,13 @@ async def estimated_matches(
 
 async def capped_counts(conn: Conn, index: PgIndex, clauses: Sequence[PgClause], cap: int) -> list[int]:
     """How many messages each clause matches on its own, counting at most ``cap`` (one statement)."""
-    match = _MATCH[index]
     counts = joined(
         ", ",
         (
             formatted(
-                "(SELECT count(*) FROM (SELECT 1 FROM messages AS m WHERE " + match + " LIMIT {}) AS s)",
+                "(SELECT count(*) FROM (SELECT 1 FROM messages AS m WHERE "
+                + _match(index, c)
+                + " LIMIT {}) AS s)",
                 c.query,
                 Fragment.value(cap),
             )
@@ -292,15 +326,36 @@ async def settled_message_id(conn: Conn) -> int | None:
     return None if busy is not None and busy[0] else drawn
 
 
+# BM25's idf of one clause from its matches in the window (rows whose strength is not NULL).
+_IDF: LiteralString = (
+    "ln(1 + (k.n - count(r.strengths[{}])::float8 + 0.5) / (count(r.strengths[{}])::float8 + 0.5))"
+)
+
+
+def _clause_strength(index: PgIndex, position: Fragment) -> Fragment:
+    """Clause ``position``'s strength on a window row, NULL when the row does not match it."""
+    q = sql.SQL("c.q[{}]").format(position.sql)
+    needle = sql.SQL("c.needle[{}]").format(position.sql)
+    match = sql.SQL(_CLAUSE_MATCH[index]).format(q=q)
+    strength = sql.SQL(_STRENGTH[index]).format(q=q, needle=needle)
+    return Fragment(sql.SQL("CASE WHEN {} THEN ({})::float8 END").format(match, strength))
+
+
 def _conditions(
     index: PgIndex, clauses: Sequence[PgClause], excluded: Sequence[PgClause]
 ) -> tuple[Fragment, Fragment]:
     """(any of ``clauses`` matches, none of ``excluded`` does) as conditions on ``messages AS m``."""
-    match = _MATCH[index]
-    matching = joined(" OR ", (formatted(match, c.query) for c in clauses))
+    matching = joined(" OR ", (formatted(_match(index, c), c.query) for c in clauses))
     if not excluded:
         return matching, Fragment(sql.SQL("true"))
-    return matching, formatted("NOT ({})", joined(" OR ", (formatted(match, c.query) for c in excluded)))
+    return matching, formatted(
+        "NOT ({})", joined(" OR ", (formatted(_match(index, c), c.query) for c in excluded))
+    )
+
+
+def _match(index: PgIndex, clause: PgClause) -> LiteralString:
+    """The condition ``clause`` puts on ``messages AS m`` (its query is the one field)."""
+    return _CASELESS_MATCH if index is PgIndex.TRIGRAM and clause.caseless else _MATCH[index]
 
 
 def _filter(where: MatchFilter) -> Fragment:

@@ -23,6 +23,7 @@ from .api import admin_router
 from .backend import AdminBackend
 from .clock import ConsoleClock
 from .erase_api import erase_router
+from .export_routes import export_api_router, export_console_routes
 from .guards import ConsoleGuard, SignInRequired, sign_in_location
 from .openapi_docs import docs_routes
 from .pages_auth import auth_routes
@@ -77,11 +78,13 @@ def admin_app(
         api.include_router(usage_router(backend.usage, backend.reads, backend.usage_zone, bearer))
     if backend.eraser is not None:
         api.include_router(erase_router(backend.eraser, bearer))
+    api.include_router(export_api_router(backend, bearer))
     site = APIRouter()
     auth_routes(site, console)
     overview_routes(site, console, readiness=readiness, metrics=metrics)
     conversation_routes(site, console)
     person_routes(site, console)
+    export_console_routes(site, backend)
     operations_routes(site, console)
     schedule_routes(site, console)
     if backend.eraser is not None:

@@ -13,6 +13,7 @@ from agent_core.skills import SkillStore
 from agent_core.storage import AgentStorage
 from gateway.config import AdminSettings
 from gateway.erasure import PersonEraser
+from gateway.export import PersonExporter
 from gateway.schedules import ScheduleBook
 from gateway.storage.adapter_leases import AdapterLeaseRepository
 from gateway.storage.admin_reads import AdminReads
@@ -40,7 +41,7 @@ class AdminBackend:
     ``schedules`` adds the schedules API (``schedules_api.py``); ``usage`` the usage API (``usage_api.py``)
     and the console's cost figures, with days counted in ``usage_timezone`` (None: ``settings.timezone``);
     ``budgets`` shows who is over budget until when (overview and person pages); ``eraser`` the erasure
-    of a person.
+    of a person; ``export`` the person download (``export_routes.py``).
     """
 
     reads: AdminReads
@@ -53,6 +54,7 @@ class AdminBackend:
     leases: AdapterLeaseRepository | None = None
     schedules: ScheduleBook | None = None
     budgets: BudgetLedger | None = None
+    export: PersonExporter | None = None
     settings: AdminSettings = field(default_factory=AdminSettings)
     usage: UsageReads | None = None
     usage_timezone: str | None = None

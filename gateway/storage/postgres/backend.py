@@ -41,6 +41,7 @@ from gateway.storage.identity import IdentityRepository
 from gateway.storage.imports import TranscriptImport
 from gateway.storage.outbox import OutboxRepository
 from gateway.storage.pairing import PairingRepository
+from gateway.storage.person_data import PersonData
 from gateway.storage.queue import InboundLedger, TurnQueueRepository
 from gateway.storage.schedules import ScheduleRepository
 from gateway.storage.usage_reads import UsageReads
@@ -56,6 +57,7 @@ from .erasure import PgErasure
 from .importer import PgTranscriptImport
 from .outbox import PgOutbox
 from .pairing import PgPairing
+from .person_data import PgPersonData
 from .persons import PgIdentity
 from .queue import PgTurnQueue
 from .retention import PgRetention
@@ -115,6 +117,7 @@ class PostgresStorage:
         self.chats: ChatConversations = PgChatConversations(db)
         self.console: ConsoleReads = PgConsoleReads(db)
         self.usage: UsageReads = PgUsageReads(db)
+        self.person_data: PersonData = PgPersonData(db)
         self.imports: TranscriptImport = PgTranscriptImport(db)
         self.schedules: ScheduleRepository = PgSchedules(db)
         self.budgets: BudgetLedger = PgBudgetLedger(db)

@@ -147,6 +147,9 @@ async def _receive(conn: Conn, *, plan: MovePlan, tables: Tables, replace: bool,
     if plan.client_key is not None:
         await store_client_key(conn, plan.client_key)
     arrived = await _verify(conn, plan, tables)
+    # The planner's statistics describe the copied rows from the first search on (not after autovacuum).
+    names = sql.SQL(", ").join(sql.Identifier(shape.name) for shape in plan.shapes)
+    await conn.execute(sql.SQL("ANALYZE {}").format(names))
     return Arrival("copied", arrived, emptied)
 
 

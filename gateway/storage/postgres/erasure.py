@@ -118,6 +118,12 @@ async def erase_person_rows(conn: Conn, found: PersonFootprint) -> PersonRowsEra
         "(SELECT * FROM unnest(%s::text[], %s::text[]))",
         ([p for p, _ in keyed], [k for _, k in keyed]),
     )
+    # Usage keeps its numbers (totals still add up) but no longer names the person; their budget state goes.
+    await conn.execute("UPDATE usage_log SET person_id = NULL WHERE person_id = %s", (person_id,))
+    await conn.execute("DELETE FROM budget_notices WHERE person_id = %s", (person_id,))
+    budget_key = f"person:{person_id}"
+    await conn.execute("DELETE FROM budget_slots WHERE scope_key = %s", (budget_key,))
+    await conn.execute("DELETE FROM budget_watermarks WHERE scope_key = %s", (budget_key,))
     accounts = await conn.execute("DELETE FROM accounts WHERE person_id = %s", (person_id,))
     person = await conn.execute("DELETE FROM persons WHERE id = %s", (person_id,))
     return PersonRowsErased(

@@ -8,7 +8,8 @@ once; message text passes the same persistence boundary as live messages (``mess
 redaction, valid UTF-8, no NUL) in a thread before the transaction, overlapping the previous batch's
 write; each batch of conversations is one ``run_write``, so a crash leaves whole conversations or none.
 A message without its own time gets the server's clock at the batch's write (one instant per batch, as
-SQLite stamps one per batch). The search columns are maintained by the insert itself.
+SQLite stamps one per batch). The search columns are maintained by the insert itself; an import that grew
+the table by a tenth or more refreshes the planner's statistics at its end (``refresh_statistics``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from gateway.storage.transcript_batches import BatchOutcome, import_in_batches
 from gateway.storage.transcripts import ImportedConversation, TranscriptLineError
 
 DEFAULT_BATCH_MESSAGES = 4_000
+ANALYZE_MIN_MESSAGES = 1_000
+"""An import of at least this many messages refreshes the planner's statistics (``refresh_statistics``)."""
 
 _INSERT_CONVERSATION = (
     "INSERT INTO conversations(id, session_key, person_id, platform, title, created_at, ended_at, "
@@ -167,9 +170,29 @@ class PgTranscriptImport:
         async def write(items: list[PreparedConversation]) -> BatchOutcome:
             return await self._db.run_write(functools.partial(insert_conversations, batch=items))
 
-        return await import_in_batches(
+        report = await import_in_batches(
             lines,
             batch_messages=self._batch_messages,
             prepare=lambda conversation: PreparedConversation.of(storable(conversation)),
             write=write,
         )
+        await self._db.run_write(functools.partial(refresh_statistics, imported=report.messages))
+        return report
+
+
+async def refresh_statistics(conn: Conn, *, imported: int) -> bool:
+    """``ANALYZE`` the tables an import grew when it brought at least ``ANALYZE_MIN_MESSAGES`` messages and
+    a tenth of all messages (autovacuum's own rule, applied at once); True if it did.
+
+    Search plans by these statistics (how many messages a term matches decides between walking the newest
+    messages and reading the index's matches, and index scans over sequential ones); right after a bulk
+    import they would otherwise describe the table before it (or nothing, on a new database) until
+    autovacuum gets to it — a minute at best, never where autovacuum is off.
+    """
+    if imported < ANALYZE_MIN_MESSAGES:
+        return False
+    row = await (await conn.execute("SELECT coalesce(max(id), 0) FROM messages")).fetchone()
+    if row is not None and imported * 10 < int(row[0]):
+        return False
+    await conn.execute("ANALYZE messages, segments, conversations")
+    return True

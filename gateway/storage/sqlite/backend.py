@@ -36,6 +36,7 @@ from .importer import SqliteTranscriptImport
 from .jobs import SqliteTurnQueue
 from .outbox import SqliteOutbox
 from .pairing import SqlitePairing
+from .person_data import SqlitePersonData
 from .persons import SqliteIdentity
 from .retention import SqliteRetention
 from .schedules import SqliteSchedules
@@ -90,6 +91,7 @@ class SqliteStorage:
         self.chats = SqliteChatConversations(state)
         self.console = SqliteConsoleReads(state)
         self.usage = SqliteUsageReads(state)
+        self.person_data = SqlitePersonData(state)
         self.imports = SqliteTranscriptImport(state)
         self.schedules = SqliteSchedules(state)
         self.budgets = SqliteBudgetLedger(state)

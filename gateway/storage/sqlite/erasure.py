@@ -106,6 +106,12 @@ def erase_person_rows(conn: sqlite3.Connection, found: PersonFootprint) -> Perso
         f"DELETE FROM adapter_checkpoints WHERE (platform, key) IN (SELECT platform, id FROM {_PAIRS})",
         (keys,),
     ).rowcount
+    # Usage keeps its numbers (totals still add up) but no longer names the person; their budget state goes.
+    conn.execute("UPDATE usage_log SET person_id = NULL WHERE person_id = ?", (person_id,))
+    conn.execute("DELETE FROM budget_notices WHERE person_id = ?", (person_id,))
+    budget_key = f"person:{person_id}"
+    conn.execute("DELETE FROM budget_slots WHERE scope_key = ?", (budget_key,))
+    conn.execute("DELETE FROM budget_watermarks WHERE scope_key = ?", (budget_key,))
     removed_accounts = conn.execute("DELETE FROM accounts WHERE person_id = ?", (person_id,)).rowcount
     person = conn.execute("DELETE FROM persons WHERE id = ?", (person_id,)).rowcount > 0
     return PersonRowsErased(removed_accounts, codes, pairing, schedules, checkpoints, person)

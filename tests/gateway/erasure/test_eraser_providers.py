@@ -15,9 +15,10 @@ from agent_core.providers import (
     ProviderContext,
 )
 from agent_core.providers.fakes import FakeHonchoServer, FakeMem0Server
-from agent_core.storage import NewMessage, Principal
+from agent_core.storage import ModelCall, NewMessage, Principal
 from gateway.erasure import PersonEraser, ProviderNotClearedError
 from gateway.storage import Storage
+from gateway.storage.usage_reads import UsageQuery
 
 
 async def a_person(storage: Storage, account: str) -> tuple[str, str]:
@@ -25,6 +26,7 @@ async def a_person(storage: Storage, account: str) -> tuple[str, str]:
     principal = Principal(person_id=person, platform="test", user_id=account, chat_id=account, chat_type="dm")
     record = await storage.agent.ensure_conversation(f"test:-:dm:{account}:-:-", principal)
     await storage.agent.append_message(record.tip_session_id, NewMessage("user", f"{account} says hi"))
+    await storage.agent.add_usage(record.tip_session_id, ModelCall(100, 10, cost_usd=0.5, model="m"))
     return person, record.id
 
 
@@ -43,6 +45,11 @@ async def test_mem0_memories_of_the_person_are_deleted_with_everything_else(stor
     assert (report.provider, report.provider_skipped, report.complete) == ("mem0", False, True)
     assert [m["user_id"] for m in server.memories] == [bob]
     assert await storage.agent.get_conversation(ada_talk) is None
+    # The spend still adds up, but no usage row names the erased person any more.
+    everyone = await storage.usage.usage_report(UsageQuery(since=0.0))
+    assert (everyone.total.calls, everyone.total.cost_usd) == (2, 1.0)
+    assert (await storage.usage.usage_report(UsageQuery(since=0.0, person_id=ada))).total.calls == 0
+    assert (await storage.usage.usage_report(UsageQuery(since=0.0, person_id=bob))).total.calls == 1
 
 
 async def test_a_failing_provider_stops_the_erasure_before_anything_changed(storage: Storage) -> None:

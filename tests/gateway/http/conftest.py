@@ -17,6 +17,7 @@ from pydantic import SecretStr
 from gateway.access import NewPersonBudget
 from gateway.api import ApiChannel
 from gateway.config import Home, HttpSettings, Settings
+from gateway.export import PersonExporter
 from gateway.http import AdminBackend, Metrics, PairingBook, Readiness, adapters_probe, create_app, serve_http
 from gateway.identity import ClientKey
 from gateway.runtime import Runtime, open_runtime, web_people
@@ -116,6 +117,7 @@ def build_app(
             skills=runtime.skills,
             leases=runtime.storage.adapter_leases,
             usage=runtime.storage.usage,
+            export=PersonExporter.configured(runtime.storage, runtime.home.root, runtime.settings),
         ),
         reads=reads,
         client_key=ClientKey(

@@ -11,10 +11,10 @@ from agent_core.storage import (
     AgentStorage,
     CompressionCooldown,
     ForgottenConversations,
+    ModelCall,
     NewMessage,
     NewSegment,
     Principal,
-    TokenUsage,
 )
 from agent_core.storage.search_index import SearchIndex, SearchRequest, SearchScope
 
@@ -43,7 +43,7 @@ async def chat(store: AgentStorage, key: str, who: Principal, canary: str) -> st
             NewMessage("user", f"remember {canary} please", author=who.person_id),
             NewMessage("assistant", f"noted {canary}"),
         ],
-        TokenUsage(100, 10, cost_usd=0.25),
+        ModelCall(100, 10, cost_usd=0.25),
     )
     await store.compress(root, NewSegment(f"prompt v2 {canary}"), [NewMessage("user", f"[summary] {canary}")])
     tip = (await store.resolve_tip(conversation.id)).id

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from agent_core.search.embedding import WordHashEmbedder
-from agent_core.storage import NewMessage, NewSegment, Principal, TokenUsage
+from agent_core.storage import ModelCall, NewMessage, NewSegment, Principal
 from agent_core.storage.sqlite import StateStore
 from agent_core.storage.sqlite.sidecar import Alive, PendingRow, index_rows, open_sidecar, read_progress
 from agent_core.storage.sqlite.window_store import live_ids
@@ -35,7 +35,7 @@ async def converse(store: StateStore, key: str, who: Principal, canary: str, tur
                 NewMessage("assistant", f"kept {canary}{n} — 北京{canary}"),
                 NewMessage("tool", f"lookup result {canary}", tool_call_id=f"c{n}", tool_name="lookup"),
             ],
-            TokenUsage(10, 2),
+            ModelCall(10, 2),
         )
     await store.compress(tip, NewSegment(f"system v2 {canary}"), [NewMessage("user", f"[summary] {canary}")])
     return conversation.id
