@@ -43,6 +43,7 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 from typing import Any
 
+from agent_core.llm import UsageEvent
 from agent_core.llm.scripted import ScriptedClient, ScriptStep
 from agent_core.storage import StoreStats
 from gateway.config import Home, Settings, StorageSettings
@@ -61,6 +62,10 @@ _WATCH_S = 0.002
 _DEADLINE_S = 600.0
 _QUIET_S = 0.05
 _NEVER_S = 3600.0
+# Every reply reports its tokens as a real model's does, so a turn's figures include recording its usage
+# (priced as a known model: the usage log's row carries a cost, as it would in production).
+_MODEL = "anthropic:claude-sonnet-4-5"
+_USAGE = UsageEvent(input_tokens=1_200, output_tokens=40, cache_read_tokens=1_000)
 
 
 def bench_config(concurrency: int, storage: StorageSettings | None = None) -> dict[str, Any]:
@@ -152,7 +157,7 @@ def _worker_main(home: str, config: dict[str, Any], ready: Event, host: int, lea
 async def _worker(home: Path, config: dict[str, Any], ready: Event, host: int, lease_s: float | None) -> None:
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    client = ScriptedClient(default=ScriptStep.reply("ok"))
+    client = ScriptedClient(default=ScriptStep.reply("ok", usage=_USAGE), name=_MODEL)
     async with (
         open_runtime(Home(home), Settings(**config), client=client) as runtime,
         worker_pool(runtime),
@@ -271,7 +276,7 @@ async def count_round_trips(
     message of each conversation is counted apart from the plain turns that follow it.
     """
     settings = Settings(**_round_trip_config(config))
-    client = ScriptedClient(default=ScriptStep.reply("ok"))
+    client = ScriptedClient(default=ScriptStep.reply("ok", usage=_USAGE), name=_MODEL)
     async with open_runtime(Home(home), settings, client=client) as runtime:
         storage = runtime.storage
         gateway = build_gateway(runtime)

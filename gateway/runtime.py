@@ -16,6 +16,7 @@ from agent_core.agent import SegmentPrompts, Toolbox, TurnRunner
 from agent_core.compression import Compressor
 from agent_core.llm import ClosableLLMClient, OfflineClient, build_client
 from agent_core.memory import MemoryStores
+from agent_core.metering import UsageMeter, UsageRecorder
 from agent_core.prompt import ensure_soul
 from agent_core.providers import MemoryManager, MirroringAuditSink, build_manager
 from agent_core.search import SessionSearch, session_search_tool
@@ -25,6 +26,7 @@ from agent_core.tools import builtin_registry
 from gateway.access import AccessControl, RateLimiter
 from gateway.adapter_supervisor import SupervisedAdapter
 from gateway.adapters_config import build_adapters
+from gateway.budgets import BudgetPolicy
 from gateway.config import Home, Settings
 from gateway.contracts import Adapter
 from gateway.delivery import (
@@ -42,6 +44,8 @@ from gateway.queue.turn_lane import TurnAgent
 from gateway.schedules import Clock, ScheduleBook, ScheduleCommands, schedule_tool
 from gateway.schedules.deployment import schedule_book
 from gateway.storage import Storage, open_storage
+from gateway.usage import UsageCalendar, usage_zone
+from gateway.usage.personal import PersonalUsage
 from gateway.webchat import STREAM_INTERVAL_S, BrowserChat
 from gateway.webchat.person_services import PersonServices
 
@@ -112,12 +116,15 @@ async def open_runtime(
         auxiliary = await _auxiliary_client(stack, settings, model)
         # The offline model cannot summarise; search results then show the excerpts themselves.
         summaries = None if isinstance(auxiliary, OfflineClient) else auxiliary
+        meter = UsageMeter(settings.usage.price_table(settings.model))
+        usage = UsageRecorder(state, meter)
         search = SessionSearch(
             storage.search,
             settings.search,
             summary_client=summaries,
             embedder=semantic.embedder,
             semantic_note=semantic.reason,
+            usage=usage,
         )
         providers = await stack.enter_async_context(
             build_manager(
@@ -126,6 +133,7 @@ async def open_runtime(
                 extractor=auxiliary,
                 facts=storage.facts,
                 recall=SessionSearch(storage.search, settings.search, embedder=semantic.embedder),
+                usage=usage,
             )
         )
         audit = MirroringAuditSink(state, providers)
@@ -158,6 +166,7 @@ async def open_runtime(
             settings=settings.compression,
             summariser=auxiliary,
             hooks=providers,
+            meter=meter,
         )
         agent = TurnRunner(
             state=state,
@@ -168,6 +177,7 @@ async def open_runtime(
             recall=providers,
             compressor=compressor,
             observer=providers,
+            meter=meter,
         )
         yield Runtime(
             home, settings, memory, skills, model, agent, providers, search, storage, signals, schedules
@@ -236,6 +246,7 @@ def command_services(
         memory_health=lambda: _memory_health(runtime),
         conversation_ended=runtime.providers.conversation_ended,
         more=ScheduleCommands(runtime.schedules).commands if runtime.schedules is not None else (),
+        usage=PersonalUsage(runtime.storage.usage, UsageCalendar(usage_zone(runtime.settings))),
     )
 
 
@@ -246,7 +257,13 @@ def worker_pool(runtime: Runtime, agent: TurnAgent | None = None) -> WorkerPool:
         agent=agent or runtime.agent,
         signals=runtime.signals,
         settings=runtime.settings.queue,
+        budget=budget_gate(runtime.settings),
     )
+
+
+def budget_gate(settings: Settings) -> BudgetPolicy | None:
+    """The budget every claim asks (None when no limit is configured: claims skip budgets entirely)."""
+    return BudgetPolicy(settings.budgets) if settings.budgets.enabled else None
 
 
 def configured_adapters(settings: Settings) -> dict[str, Adapter]:

@@ -24,6 +24,7 @@ from gateway.access import NewPersonBudget
 from gateway.adapter_checkpoints import StateCheckpoints
 from gateway.adapter_ownership import LeasedAdapter
 from gateway.api import ApiChannel, ServedModel
+from gateway.budgets import BudgetPolicy
 from gateway.config import Home, Settings
 from gateway.contracts import Adapter
 from gateway.delivery import (
@@ -31,15 +32,18 @@ from gateway.delivery import (
     DeliveryLoop,
     StreamRegistry,
 )
+from gateway.erasure import PersonEraser
 from gateway.export import PersonExporter
 from gateway.http import create_app, serve_http
 from gateway.http.admin import AdminBackend
+from gateway.http.budget_metrics import BudgetMetrics
 from gateway.http.metrics import Metrics
 from gateway.http.readiness import Probe, Readiness, adapters_probe, search_probe, state_probe
 from gateway.identity import ClientKey, rekey_legacy_web_accounts
 from gateway.leased_adapters import leased, leases_held, owned_delivery, unleased
 from gateway.logging_setup import configure_logging
 from gateway.queue import WorkerPool
+from gateway.retention.deployment import retention_runner
 from gateway.runtime import (
     build_gateway,
     configured_adapters,
@@ -64,7 +68,9 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         _LOG.log(logging.WARNING if note.warning else logging.INFO, note.text)
     stop = _stop_on_signals()
     async with open_runtime(home, settings) as runtime, contextlib.AsyncExitStack() as stack:
-        metrics = Metrics(runtime.storage.admin, store_stats=runtime.storage.stats)
+        metrics = Metrics(
+            runtime.storage.admin, store_stats=runtime.storage.stats, usage=runtime.storage.usage
+        )
         if settings.memory.provider.name != "none":
             providers = runtime.providers
             metrics.watch_provider(settings.memory.provider.name, lambda: not providers.health().degraded)
@@ -86,6 +92,7 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         adapters: dict[str, Adapter] = {"web": web, "api": api, **platforms}
         metrics.watch_adapters(platforms)
         metrics.watch_leases(runtime.storage.adapter_leases, leases_held(platforms))
+        metrics.watch_budgets(BudgetMetrics(BudgetPolicy(settings.budgets), runtime.storage.budgets))
         # Exit runs in reverse: HTTP stops taking messages, the pool drains, delivery sends what the
         # drained turns queued, and only then do the adapters disconnect (a leased one stops its own
         # delivery first, then releases its lease).
@@ -108,6 +115,11 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
         agent = streaming_agent(runtime, platforms, delivery, streams, web, live={api.name: api})
         pool = await stack.enter_async_context(worker_pool(runtime, agent))
         await stack.enter_async_context(scheduler(settings, runtime.storage, runtime.signals))
+        # Retention runs in the background (one run at a time across hosts), never on the append path.
+        metrics.watch_retention(runtime.storage.retention)
+        await stack.enter_async_context(
+            retention_runner(settings, runtime.storage, on_report=metrics.observe_retention)
+        )
         readiness = Readiness(
             {
                 "state_db": state_probe(runtime.storage.health),
@@ -135,8 +147,12 @@ async def serve(home: Home, settings: Settings, host: str, port: int) -> None:
                 skills=runtime.skills,
                 leases=runtime.storage.adapter_leases,
                 schedules=runtime.schedules,
+                budgets=runtime.storage.budgets,
                 export=PersonExporter.configured(runtime.storage, home.root, settings),
                 settings=settings.admin,
+                usage=runtime.storage.usage,
+                usage_timezone=settings.usage.timezone,
+                eraser=PersonEraser(runtime.storage, runtime.providers.provider),
             ),
             reads=runtime.storage.admin,
             transcripts=runtime.storage.agent,

@@ -1,6 +1,6 @@
 """What an operator is told at start (``serve`` logs it, ``check-config`` prints it): which model answers,
-what the HTTP APIs expose without a token, how search ranks, and platform tokens that configuration leaves
-unused.
+what the HTTP APIs expose without a token, how search ranks, platform tokens that configuration leaves
+unused, and models whose calls cannot be priced.
 
 Invariant: a note names settings and variables, never a credential's value (nor a URL that may hold one).
 """
@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agent_core.llm.prices import PRICES_TAKEN
 from gateway.adapters_config import dormant_credentials
+from gateway.budgets.notes import budget_warnings
 from gateway.config import Settings
+from gateway.retention.policy import retention_notes
 
 __all__ = ["StartupNote", "startup_notes"]
 
@@ -44,6 +47,11 @@ def startup_notes(settings: Settings) -> tuple[StartupNote, ...]:
         ),
     ]
     notes.append(StartupNote(_search_line(settings)))
+    notes += [StartupNote(line, warning=True) for line in unpriced_models(settings)]
+    model, prices = settings.model, settings.usage.price_table()
+    budgets = budget_warnings(settings.budgets, model.provider, model.model, prices)
+    notes += [StartupNote(line, warning=True) for line in budgets]
+    notes += [StartupNote(line, warning=warning) for line, warning in retention_notes(settings.retention)]
     notes += [StartupNote(line, warning=True) for line in dormant_credentials(settings.adapters)]
     notes += [StartupNote(line, warning=True) for line in settings.deprecations()]
     return tuple(notes)
@@ -71,3 +79,18 @@ def _model_line(settings: Settings) -> str:
             "set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model"
         )
     return f"model: {model.provider} {model.model}"
+
+
+def unpriced_models(settings: Settings) -> list[str]:
+    """A line for each configured model (main, auxiliary) with no price in the table in force."""
+    prices = settings.usage.price_table(settings.model)
+    roles = [("model.model", settings.model)]
+    if settings.model.auxiliary is not None:
+        roles.append(("model.auxiliary.model", settings.model.auxiliary))
+    return [
+        f"{key} {model.model!r} has no price (built-in prices taken {PRICES_TAKEN}): its calls are "
+        f"recorded with cost null; add usage.prices.{model.model} with input/output/cache_read/cache_write "
+        "in USD per million tokens"
+        for key, model in roles
+        if prices.price(model.model) is None
+    ]

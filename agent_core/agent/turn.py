@@ -43,8 +43,17 @@ from agent_core.llm import (
     ToolSpec,
     UsageEvent,
 )
+from agent_core.metering import UsageMeter
 from agent_core.providers.scrubber import RecallScrubber
-from agent_core.storage import AgentStorage, MessageRecord, NewMessage, SegmentRecord, TokenUsage
+from agent_core.storage import (
+    AgentStorage,
+    MessageRecord,
+    ModelCall,
+    NewMessage,
+    SegmentRecord,
+    TokenUsage,
+    UsageKind,
+)
 
 _LOG = logging.getLogger("mnemogate.agent")
 _EMPTY_REPLY = "(The model returned an empty reply.)"
@@ -77,8 +86,11 @@ class TurnRunner:
         recall: RecallSource | None = None,
         compressor: Compressor | None = None,
         observer: TurnObserver | None = None,
+        meter: UsageMeter | None = None,
     ) -> None:
+        """``meter`` prices each model call for the usage log (default: the built-in price table)."""
         self._state = state
+        self._meter = meter or UsageMeter()
         self._client = client
         self._prompts = prompts
         self._toolbox = toolbox
@@ -119,18 +131,20 @@ class TurnRunner:
                 async for event in self._call_model(request, segment, step):
                     yield event
             except LLMError as exc:
-                yield await self._fail(segment, exc, step.usage)
+                yield await self._fail(segment, exc, self._step_call(step))
                 return
             except (GeneratorExit, asyncio.CancelledError):
                 # Cut mid-stream (/stop, an interrupt, a drain): the tokens were spent all the same.
                 if step.usage is not None:
-                    await asyncio.shield(self._state.add_usage(segment.id, step.usage))
+                    await asyncio.shield(self._state.add_usage(segment.id, self._priced(step.usage)))
                 raise
             gauge.observe(step.prompt_tokens, request)
             if not step.calls or last_call:
                 text = step.text or _EMPTY_REPLY
                 (message_id,) = await self._persist(
-                    segment, [assistant_row(text, (), step.reasoning, self._client.name)], step.usage
+                    segment,
+                    [assistant_row(text, (), step.reasoning, self._client.name)],
+                    self._step_call(step),
                 )
                 if self._observer is not None and pending:
                     user_text = "\n".join(m.content or "" for m in pending)
@@ -139,7 +153,7 @@ class TurnRunner:
                 return
             if step.usage is not None:
                 # Tools may run long (and be stopped): the spent tokens are counted before they run.
-                await self._state.add_usage(segment.id, step.usage)
+                await self._state.add_usage(segment.id, self._priced(step.usage))
             results: list[tuple[ToolCall, str]] = []
             for call in step.calls:
                 yield ToolStarted(name=call.name, call_id=call.id)
@@ -255,13 +269,20 @@ class TurnRunner:
         await self._state.set_api_content(current.id, composed)
         return [replace(r, api_content=composed) if r.id == current.id else r for r in records]
 
-    async def _fail(self, segment: SegmentRecord, exc: LLMError, usage: TokenUsage | None) -> TurnFailed:
+    def _priced(self, usage: TokenUsage) -> ModelCall:
+        """A step's usage as the usage log records it: the turn's model, kind ``turn``, priced."""
+        return self._meter.call(self._client.name, UsageKind.TURN, usage)
+
+    def _step_call(self, step: _Step) -> ModelCall | None:
+        return None if step.usage is None else self._priced(step.usage)
+
+    async def _fail(self, segment: SegmentRecord, exc: LLMError, usage: ModelCall | None) -> TurnFailed:
         _LOG.warning("model call failed: %s", exc)
         text = f"Sorry — I couldn't get an answer from the model ({exc}). Please try again in a moment."
         (message_id,) = await self._persist(segment, [assistant_row(text, (), "", "mnemogate")], usage)
         return TurnFailed(text=text, message_id=message_id, segment_id=segment.id, reason=type(exc).__name__)
 
     async def _persist(
-        self, segment: SegmentRecord, rows: Sequence[NewMessage], usage: TokenUsage | None = None
+        self, segment: SegmentRecord, rows: Sequence[NewMessage], usage: ModelCall | None = None
     ) -> list[int]:
         return await self._state.append_messages(segment.id, rows, usage)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from agent_core.actor import Actor
 from agent_core.llm import ChatMessage, LLMClient, ToolSpec
 from agent_core.memory import MemoryStores
+from agent_core.metering import UsageMeter
 from agent_core.storage import (
     AgentStorage,
     AlreadyCompressed,
@@ -26,6 +27,7 @@ from agent_core.storage import (
     NewSegment,
     SegmentRecord,
     TokenUsage,
+    UsageKind,
 )
 
 from .cooldown import cooldown_blocks
@@ -94,12 +96,16 @@ class Compressor:
         summariser: LLMClient | None = None,
         hooks: CompressionHooks | None = None,
         clock: Callable[[], float] = time.time,
+        meter: UsageMeter | None = None,
     ) -> None:
-        """``client`` is the main model (it runs the flush); ``summariser`` defaults to it."""
+        """``client`` is the main model (it runs the flush); ``summariser`` defaults to it; ``meter`` prices
+        their calls for the usage log (default: the built-in price table)."""
         self.settings = settings or CompressionSettings()
         self.trigger = CompressionTrigger(self.settings, context_window)
         self._state = state
         self._summariser = summariser or client
+        self._flush_client = client
+        self._meter = meter or UsageMeter()
         self._flush = MemoryFlush(client, memory, self.settings)
         self._hooks = hooks
         self._clock = clock
@@ -153,13 +159,14 @@ class Compressor:
         if not self.settings.flush_enabled:
             return None
         report = await self._flush.run(system=job.system, history=history, actor=job.actor)
-        await self._account(job.segment.id, report.usage)
+        await self._account(job.segment.id, self._flush_client, UsageKind.FLUSH, report.usage)
         return report
 
-    async def _account(self, segment_id: str, usage: TokenUsage) -> None:
-        """Charge compression's own model calls to the segment they compressed (cost stays visible)."""
+    async def _account(self, segment_id: str, client: LLMClient, kind: UsageKind, usage: TokenUsage) -> None:
+        """Charge compression's own model calls to the segment they compressed (cost stays visible), as
+        ``kind`` calls of ``client``'s model."""
         if usage != TokenUsage():
-            await self._state.add_usage(segment_id, usage)
+            await self._state.add_usage(segment_id, self._meter.call(client.name, kind, usage))
 
     async def _summarise(
         self,
@@ -197,7 +204,7 @@ class Compressor:
                 max_chars=settings.fallback_max_chars,
             )
             return _Summary(body, SummarySource.FALLBACK, FALLBACK_NOTICE.format(reason=exc.reason))
-        await self._account(segment_id, usage)
+        await self._account(segment_id, self._summariser, UsageKind.COMPRESSION, usage)
         return _Summary(body, SummarySource.MODEL)
 
     async def _switch(

@@ -25,7 +25,7 @@ from typing import TypeVar
 from agent_core.fsync import fsync_directory
 from agent_core.memory.entries import canonical_problem, parse_entries, salvage_entries, serialise_entries
 from agent_core.memory.errors import MemoryFileDriftError, MemoryIOError
-from agent_core.storage.documents import DocumentContents, Entries, check_key, key_problem
+from agent_core.storage.documents import PERSON_ID, DocumentContents, Entries, check_key, key_problem
 
 MAX_BACKUPS = 5
 NOT_UTF8 = "is not valid UTF-8"
@@ -68,6 +68,27 @@ class FileMemoryDocuments:
         ]
         found = (path.relative_to(self.root).as_posix() for path in candidates if path.is_file())
         return tuple(sorted(key for key in found if key_problem(key) is None))
+
+    def forget_person(self, person_id: str) -> int:
+        """Delete ``people/<person>/`` with every file in it (documents, their ``.lock`` and ``.bak.*``
+        files); how many documents it held. Each file is overwritten with zeros before it is unlinked, so
+        the text does not linger in blocks a later file of the home may reuse."""
+        if PERSON_ID.fullmatch(person_id) is None:
+            return 0
+        folder = self.root / "people" / person_id
+        if not folder.is_dir():
+            return 0
+        documents = sum(1 for path in folder.glob("*.md") if path.is_file())
+        for path in sorted(folder.rglob("*"), reverse=True):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
+                continue
+            if path.is_file() and not path.is_symlink():
+                _zero(path)
+            path.unlink()
+        folder.rmdir()
+        fsync_directory(folder.parent)
+        return documents
 
 
 class MemoryFile:
@@ -212,3 +233,12 @@ def _same_bytes(path: Path, raw: bytes) -> bool:
         return path.read_bytes() == raw
     except OSError:
         return False
+
+
+def _zero(path: Path) -> None:
+    """Overwrite the file's bytes with zeros in place and flush them (before it is unlinked)."""
+    size = path.stat().st_size
+    with path.open("r+b") as handle:
+        handle.write(bytes(size))
+        handle.flush()
+        os.fsync(handle.fileno())

@@ -101,6 +101,11 @@ class MemoryProvider(ABC):
     async def shutdown(self) -> None:  # noqa: B027
         """Close clients; called once at shutdown."""
 
+    async def forget_person(self, person_id: str, conversation_ids: Sequence[str]) -> None:  # noqa: B027
+        """Delete everything the provider keeps about the person (erasure): their memories, and what it
+        holds for ``conversation_ids`` (the person's conversations). Errors are raised, never swallowed:
+        the eraser reports a provider it could not clear."""
+
     def tool_schemas(self) -> tuple[ToolSpec, ...]:
         """Extra tools this provider offers the model (none by default)."""
         return ()

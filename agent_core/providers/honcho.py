@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .base import MemoryProvider, ProviderContext
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from honcho import Honcho  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
 _SESSION_CACHE = 256
+_MAX_CONCLUSION_PAGES = 1000
 
 
 class HonchoProvider(MemoryProvider):
@@ -79,6 +81,24 @@ class HonchoProvider(MemoryProvider):
 
     async def on_session_end(self, ctx: ProviderContext) -> None:
         self._sessions.pop(ctx.conversation_id, None)
+
+    async def forget_person(self, person_id: str, conversation_ids: Sequence[str]) -> None:
+        """Delete the Honcho session of each of the person's conversations (its messages with it), then
+        every conclusion Honcho derived about the person's peer (page by page, a bounded number)."""
+        client = self._require()
+        for conversation_id in conversation_ids:
+            self._sessions.pop(conversation_id, None)
+            session = await client.aio.session(conversation_id)
+            await session.aio.delete()
+        peer_id = self.person_peer_id(person_id)
+        view = (await self._peer(peer_id)).conclusions
+        for _ in range(_MAX_CONCLUSION_PAGES):
+            page = await client.aio.conclusions.list(filters={"observed_id": peer_id})
+            if not page.items:
+                return
+            for conclusion in page.items:
+                await view.aio.delete(conclusion.id)
+        raise RuntimeError(f"honcho still lists conclusions about {peer_id} after erasing")
 
     async def _peer(self, peer_id: str) -> Any:
         peer = self._peers.get(peer_id)

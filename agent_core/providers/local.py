@@ -14,9 +14,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from agent_core.llm import ChatMessage, LLMClient, LLMRequest, TextDelta
+from agent_core.llm import ChatMessage, LLMClient, LLMRequest, TextDelta, UsageEvent
+from agent_core.metering import UsageRecorder
 from agent_core.search import SearchResults, SearchScope, SessionSearch
-from agent_core.storage import Fact, FactStore
+from agent_core.storage import Fact, FactStore, UsageKind
 from agent_core.threats import Scope, scan
 
 from .base import MemoryAction, MemoryProvider, ProviderContext
@@ -43,9 +44,12 @@ class LocalProvider(MemoryProvider):
         extractor: LLMClient | None = None,
         char_budget: int = 2000,
         recall: SessionSearch | None = None,
+        usage: UsageRecorder | None = None,
     ) -> None:
         """``facts``: where the person's facts live (``catalog.build_provider`` opens the configured one);
-        ``recall``: the session search that finds excerpts of earlier conversations (None: facts only)."""
+        ``recall``: the session search that finds excerpts of earlier conversations (None: facts only);
+        ``usage``: where extraction calls are charged (the turn's conversation; None: not recorded)."""
+        self._usage = usage
         self._settings = settings or LocalProviderSettings()
         self._store = facts
         self._extractor = extractor
@@ -57,6 +61,10 @@ class LocalProvider(MemoryProvider):
 
     async def initialize(self) -> None:
         await self._store.create()
+
+    async def forget_person(self, person_id: str, conversation_ids: Sequence[str]) -> None:
+        """Delete the person's facts (the excerpts it recalls come from conversations, forgotten apart)."""
+        await self._store.forget_person(person_id)
 
     async def system_prompt_block(self, ctx: ProviderContext) -> str:
         return (
@@ -102,7 +110,10 @@ class LocalProvider(MemoryProvider):
         if self._extractor is None or self._settings.max_facts_per_turn == 0:
             return
         async with asyncio.timeout(self._settings.extraction_timeout_s):
-            reply = await self._extract(user, assistant)
+            reply, spent = await self._extract(user, assistant)
+        if self._usage is not None and self._extractor is not None:
+            kind = UsageKind.PROVIDER_EXTRACTION
+            await self._usage.record(ctx.conversation_id, self._extractor.name, kind, spent)
         for fact in parse_facts(reply, self._settings.max_facts_per_turn, self._settings.max_fact_chars):
             await self._store.add(ctx.person_id, fact, "turn")
 
@@ -110,7 +121,7 @@ class LocalProvider(MemoryProvider):
         facts = await self._store.top(ctx.person_id, "", self._settings.prefetch_limit)
         return render_facts(facts, self._char_budget)
 
-    async def _extract(self, user: str, assistant: str) -> str:
+    async def _extract(self, user: str, assistant: str) -> tuple[str, UsageEvent]:
         assert self._extractor is not None
         request = LLMRequest(
             system=EXTRACTION_PROMPT.format(n=self._settings.max_facts_per_turn),
@@ -118,10 +129,13 @@ class LocalProvider(MemoryProvider):
             max_tokens=400,
         )
         parts: list[str] = []
+        spent = UsageEvent()
         async for event in self._extractor.stream(request):
             if isinstance(event, TextDelta):
                 parts.append(event.text)
-        return "".join(parts)
+            elif isinstance(event, UsageEvent):
+                spent = event
+        return "".join(parts), spent
 
 
 def parse_facts(reply: str, limit: int, max_chars: int) -> list[str]:

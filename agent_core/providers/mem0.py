@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .base import MemoryProvider, ProviderContext
@@ -68,6 +69,10 @@ class Mem0Provider(MemoryProvider):
                 "agent": self._settings.agent_id,
             },
         )
+
+    async def forget_person(self, person_id: str, conversation_ids: Sequence[str]) -> None:
+        """Mem0's delete-all for the person's ``user_id`` (every memory it extracted for them)."""
+        await self._require().delete_all(user_id=person_id)
 
     async def shutdown(self) -> None:
         if self._client is not None:

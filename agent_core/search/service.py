@@ -19,6 +19,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 from agent_core.llm import LLMClient
+from agent_core.metering import UsageRecorder
 from agent_core.search.fusion import (
     RankedConversation,
     demote_names,
@@ -34,6 +35,7 @@ from agent_core.search.results import ConversationResult, RecallMode, SearchResu
 from agent_core.search.settings import SearchSettings
 from agent_core.search.snippets import highlight_terms, labelled, make_snippet
 from agent_core.search.summariser import ConversationSummariser, excerpt_text
+from agent_core.storage.records import UsageKind
 from agent_core.storage.search_index import (
     FoundMessage,
     PlannedQuery,
@@ -61,10 +63,13 @@ class SessionSearch:
         summary_client: LLMClient | None = None,
         embedder: Embedder | None = None,
         semantic_note: str = "",
+        usage: UsageRecorder | None = None,
     ) -> None:
         """``embedder``: the model for query vectors (None: lexical only; ``semantic_note`` is why, and
-        every result then says so)."""
+        every result then says so); ``usage``: where summary calls are charged (to the conversation the
+        search is made from; None: not recorded)."""
         self._index = index
+        self._usage = usage
         self.settings = settings or SearchSettings()
         self._embedder = embedder if self.settings.semantic.enabled else None
         if embedder is not None and not self.settings.semantic.enabled:
@@ -111,7 +116,7 @@ class SessionSearch:
         found = {hit.message.id: hit.message for hit in snapshot.hits} | dict(snapshot.messages)
         results = [self._result(item, found, snapshot, terms, scope) for item in ranking[:want]]
         if summarise and self._summariser is not None and results:
-            results = await self._summarised(query, results, self._summariser)
+            results = await self._summarised(query, results, self._summariser, scope)
         mode, note = self._mode(snapshot, plan, query_vector is not None)
         return SearchResults(query, tuple(results), plan.truncated, mode, note)
 
@@ -217,7 +222,11 @@ class SessionSearch:
         )
 
     async def _summarised(
-        self, query: str, results: list[ConversationResult], summariser: ConversationSummariser
+        self,
+        query: str,
+        results: list[ConversationResult],
+        summariser: ConversationSummariser,
+        scope: SearchScope,
     ) -> list[ConversationResult]:
         anchors = {r.conversation_id: [s.message_id for s in r.snippets] for r in results}
         windows = await self._index.message_windows(anchors, around=_SUMMARY_CONTEXT)
@@ -226,8 +235,12 @@ class SessionSearch:
         async def one(result: ConversationResult) -> ConversationResult:
             rows: list[FoundMessage] = windows.get(result.conversation_id, [])
             async with gate:
-                summary = await summariser.summarise(query, excerpt_text(rows, summariser.max_input_chars))
-            return result if summary is None else _with_summary(result, summary)
+                reply = await summariser.summarise(query, excerpt_text(rows, summariser.max_input_chars))
+            caller = scope.current_conversation_id
+            if self._usage is not None and caller is not None:
+                kind = UsageKind.SEARCH_SUMMARY
+                await self._usage.record(caller, summariser.client_name, kind, reply.usage)
+            return result if reply.text is None else _with_summary(result, reply.text)
 
         return list(await asyncio.gather(*(one(result) for result in results)))
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from agent_core.llm import ChatMessage, LLMClient, LLMError, LLMRequest, complete
+from agent_core.llm import ChatMessage, LLMClient, LLMError, LLMRequest, UsageEvent, complete
 from agent_core.storage.search_index import FoundMessage
 
 SYSTEM_PROMPT = (
@@ -20,6 +21,14 @@ SYSTEM_PROMPT = (
     "in the excerpts. Reply with the summary only."
 )
 _CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryReply:
+    """A summary (None: the model failed, timed out or said nothing) and the tokens its call reported."""
+
+    text: str | None
+    usage: UsageEvent = field(default_factory=UsageEvent)
 
 
 class ConversationSummariser:
@@ -38,10 +47,15 @@ class ConversationSummariser:
         self._max_tokens = max_tokens
         self.max_input_chars = max_input_chars
 
-    async def summarise(self, query: str, excerpt: str) -> str | None:
-        """A short summary, or None when the model fails, times out or says nothing."""
+    @property
+    def client_name(self) -> str:
+        """The name of the client that summarises (its model is what the call is priced as)."""
+        return self._client.name
+
+    async def summarise(self, query: str, excerpt: str) -> SummaryReply:
+        """A short summary (None when the model fails, times out or says nothing) and what it spent."""
         if not excerpt.strip():
-            return None
+            return SummaryReply(None)
         request = LLMRequest(
             system=SYSTEM_PROMPT,
             messages=(ChatMessage("user", f"Search: {query}\n\nExcerpts:\n{excerpt}"),),
@@ -51,9 +65,9 @@ class ConversationSummariser:
             async with asyncio.timeout(self._timeout_s):
                 completion = await complete(self._client, request)
         except (LLMError, TimeoutError):
-            return None
+            return SummaryReply(None)
         text = " ".join(completion.text.split())
-        return text[: self._max_tokens * _CHARS_PER_TOKEN] or None
+        return SummaryReply(text[: self._max_tokens * _CHARS_PER_TOKEN] or None, completion.usage)
 
 
 def excerpt_text(rows: Sequence[FoundMessage], max_chars: int) -> str:

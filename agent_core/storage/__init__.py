@@ -1,7 +1,7 @@
 """The agent's storage port: typed repositories with frozen records in and out, and no backend in sight.
 
 Public surface: the repositories (``ConversationRepository``, ``MessageRepository``, ``CompressionChain``,
-``MemoryAuditLog``, ``CooldownRepository``, composed as ``AgentStorage``; the local provider's
+``MemoryAuditLog``, ``CooldownRepository``, ``Forgetting``, composed as ``AgentStorage``; the local provider's
 ``FactStore``), the records that cross them, and the storage errors. Backends live in subpackages named
 for their engine (``agent_core.storage.sqlite``); nothing here imports one, speaks SQL or names a driver.
 """
@@ -21,6 +21,7 @@ from .errors import (
     WriteContentionError,
 )
 from .facts import Fact, FactStore
+from .forgetting import FORGOTTEN, Forgetting, ForgottenConversations
 from .health import SearchHealth, SearchState, StoreHealth
 from .messages import MessageRepository, SegmentHistory
 from .records import (
@@ -30,16 +31,19 @@ from .records import (
     ConversationRecord,
     EndReason,
     MessageRecord,
+    ModelCall,
     NewMessage,
     NewSegment,
     Principal,
     SegmentRecord,
     StoreStats,
     TokenUsage,
+    UsageKind,
 )
 
 __all__ = [
     "FORGET_AFTER_S",
+    "FORGOTTEN",
     "AgentStorage",
     "AlreadyCompressed",
     "Compressed",
@@ -52,10 +56,13 @@ __all__ = [
     "EndReason",
     "Fact",
     "FactStore",
+    "Forgetting",
+    "ForgottenConversations",
     "MemoryAuditLog",
     "MemoryAuditRecord",
     "MessageRecord",
     "MessageRepository",
+    "ModelCall",
     "NewMessage",
     "NewSegment",
     "Principal",
@@ -73,5 +80,6 @@ __all__ = [
     "TokenUsage",
     "UnknownMessageError",
     "UnknownSegmentError",
+    "UsageKind",
     "WriteContentionError",
 ]

@@ -12,6 +12,7 @@ from typing import Protocol
 from .audit import MemoryAuditLog
 from .conversations import CompressionChain, ConversationRepository
 from .cooldowns import CooldownRepository
+from .forgetting import Forgetting
 from .messages import MessageRepository
 
 
@@ -21,6 +22,8 @@ class AgentStorage(
     CompressionChain,
     MemoryAuditLog,
     CooldownRepository,
+    Forgetting,
     Protocol,
 ):
-    """Conversations, segments, messages, the compression chain, the memory audit and cooldowns."""
+    """Conversations, segments, messages, the compression chain, the memory audit, cooldowns, and
+    forgetting conversations."""

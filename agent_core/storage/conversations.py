@@ -15,11 +15,11 @@ from .records import (
     CompressionResult,
     ConversationRecord,
     EndReason,
+    ModelCall,
     NewMessage,
     NewSegment,
     Principal,
     SegmentRecord,
-    TokenUsage,
 )
 
 
@@ -84,8 +84,10 @@ class ConversationRepository(Protocol):
         """
         ...
 
-    async def add_usage(self, segment_id: str, usage: TokenUsage) -> None:
-        """Add one model call's tokens and cost to the segment's counters (``UnknownSegmentError``: none)."""
+    async def add_usage(self, segment_id: str, call: ModelCall) -> None:
+        """Record one model call against the segment: its tokens and known cost added to the segment's
+        counters, and (unless it spent nothing) one ``usage_log`` row with its model, kind and cost and the
+        person and platform of the segment's conversation. ``UnknownSegmentError``: no such segment."""
         ...
 
 

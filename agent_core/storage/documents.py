@@ -100,6 +100,11 @@ class MemoryDocuments(Protocol):
         """The key of every document that exists (possibly empty), sorted."""
         ...
 
+    def forget_person(self, person_id: str) -> int:
+        """Delete every document of the person (``people/<person>/…``, with any backup or lock file kept
+        beside them); how many documents there were. Shared and global documents are not touched."""
+        ...
+
 
 class SkillTexts(Protocol):
     """The SKILL.md text of every skill of one deployment (a skills folder, or rows of one database)."""

@@ -38,6 +38,10 @@ class FactStore(Protocol):
         """One transaction: forget ``old`` and store ``new`` (unless the person already has it)."""
         ...
 
+    async def forget_person(self, person_id: str) -> int:
+        """Delete every fact of the person, leaving no trace of their text in the files; how many."""
+        ...
+
     async def count(self, person_id: str) -> int:
         """How many facts the person has."""
         ...

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .records import MessageRecord, NewMessage, SegmentRecord, TokenUsage
+from .records import MessageRecord, ModelCall, NewMessage, SegmentRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,14 +33,14 @@ class MessageRepository(Protocol):
     """Messages of segments; an append to a segment that a compression ended lands in the current tip."""
 
     async def append_messages(
-        self, segment_id: str, messages: Sequence[NewMessage], usage: TokenUsage | None = None
+        self, segment_id: str, messages: Sequence[NewMessage], usage: ModelCall | None = None
     ) -> list[int]:
         """Persist one step's messages; their ids, in order.
 
-        One transaction: all of ``messages`` or none, and ``usage`` (the step's model call) added to
-        ``segment_id``'s counters. If a compression ended ``segment_id`` meanwhile, the rows go to the
-        conversation's tip (after the messages the switch carried over), because a turn that started on
-        the parent continues on the child.
+        One transaction: all of ``messages`` or none, and ``usage`` (the step's model call) recorded
+        against ``segment_id`` as ``ConversationRepository.add_usage`` records it. If a compression ended
+        ``segment_id`` meanwhile, the rows go to the conversation's tip (after the messages the switch
+        carried over), because a turn that started on the parent continues on the child.
         """
         ...
 

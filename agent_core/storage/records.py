@@ -92,7 +92,9 @@ class MessageRecord:
 
 @dataclass(frozen=True, slots=True)
 class TokenUsage:
-    """Token and cost increments reported for one model call."""
+    """Token counts and known cost (USD) — a segment's running totals, or the tokens one call reported.
+
+    ``cost_usd`` sums only priced calls (an unpriced call adds 0 here; the usage log keeps its NULL)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -107,6 +109,51 @@ class TokenUsage:
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
             self.cost_usd + other.cost_usd,
+        )
+
+
+class UsageKind(StrEnum):
+    """Why a model call was made; the usage log stores the string value (other strings are allowed)."""
+
+    TURN = "turn"
+    COMPRESSION = "compression"
+    FLUSH = "flush"
+    SEARCH_SUMMARY = "search_summary"
+    PROVIDER_EXTRACTION = "provider_extraction"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """One model call as the usage log records it: the tokens it spent, which model, why it was made, and
+    its cost priced when it was recorded (``cost_usd`` None: the model has no price — never a guess).
+
+    Who caused it is not carried here: the backend copies the person and platform from the conversation of
+    the segment it is recorded against, in the statement that records it.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None
+    model: str | None = None
+    kind: str = UsageKind.TURN
+
+    @property
+    def spent_nothing(self) -> bool:
+        """A call that reported no tokens: nothing to add and no row worth logging."""
+        return not (
+            self.input_tokens or self.output_tokens or self.cache_read_tokens or self.cache_write_tokens
+        )
+
+    def tokens(self) -> TokenUsage:
+        """What the segment's counters add: the tokens, and the cost when it is known (else nothing)."""
+        return TokenUsage(
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+            self.cost_usd or 0.0,
         )
 
 

@@ -10,6 +10,7 @@ from gateway.contracts import AdapterConfigError
 from gateway.export import ExportError
 from gateway.identity import ClientKeyError
 from gateway.schedules import ScheduleError
+from gateway.usage import UsagePeriodError
 
 USER_FACING_ERRORS: tuple[type[Exception], ...] = (
     ConfigError,
@@ -19,5 +20,6 @@ USER_FACING_ERRORS: tuple[type[Exception], ...] = (
     AdapterConfigError,
     ClientKeyError,
     ScheduleError,
+    UsagePeriodError,
     ExportError,
 )

@@ -26,6 +26,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from agent_core.agent.settings import AgentSettings
 from agent_core.compression.settings import CompressionSettings
+from agent_core.llm.prices import UsageSettings
 from agent_core.llm.settings import ModelSettings
 from agent_core.memory.settings import MemorySettings
 from agent_core.prompt.settings import PromptSettings
@@ -34,10 +35,12 @@ from agent_core.search.settings import SearchSettings
 from agent_core.storage.sqlite.settings import StateSettings
 from gateway.access.settings import AccessSettings, RateLimitSettings
 from gateway.adapters_config import with_environment_credentials
+from gateway.budgets.settings import BudgetSettings
 from gateway.config.storage import StorageSettings, legacy_state_notes, merge_legacy_state, migration_hint
 from gateway.delivery.settings import AdapterSettings, DeliverySettings
 from gateway.inbound.settings import SessionSettings
 from gateway.queue.settings import QueueSettings
+from gateway.retention.settings import RetentionSettings
 from gateway.schedules.settings import ScheduleSettings
 
 # Used when a provider key is present but config.yaml names no model.
@@ -140,6 +143,9 @@ class Settings(BaseSettings):
     sessions: SessionSettings = Field(default_factory=SessionSettings)
     adapters: dict[str, AdapterSettings] = Field(default_factory=dict)
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    budgets: BudgetSettings = Field(default_factory=BudgetSettings)
+    usage: UsageSettings = Field(default_factory=UsageSettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
 
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")

@@ -100,7 +100,8 @@ class OutboundMessage:
     """One chunk of a reply, already rendered for the platform and within its limits.
 
     ``kind`` says what it is: "reply" (a turn's answer), "error" (a turn that failed), "command" (a
-    command's reply), or one of the gateway's notices ("ack", "notice", "denied", "rate_limited").
+    command's reply), "budget" (a turn a reached budget refused), or one of the gateway's notices ("ack",
+    "notice", "denied", "rate_limited").
     """
 
     chat: ChatRef

@@ -156,6 +156,8 @@ def openai_router(
             return openai_error(504, f"the agent did not reply in time: {exc}", kind="timeout")
         if reply.kind == "error":
             return openai_error(502, reply.text)
+        if reply.kind == "budget":  # OpenAI's own answer to a spent quota
+            return openai_error(429, reply.text, kind="insufficient_quota", code="insufficient_quota")
         return JSONResponse(completion.body(reply.text, await usage()))
 
     return router
@@ -170,8 +172,8 @@ async def _stream(answer: LiveAnswer, completion: Completion, usage: UsageRead |
     except ReplyTimeoutError as exc:
         yield stream_error(f"the agent did not reply in time: {exc}", "timeout")
         return
-    if reply.kind == "error":
-        yield stream_error(reply.text, "server_error")
+    if reply.kind in ("error", "budget"):
+        yield stream_error(reply.text, "insufficient_quota" if reply.kind == "budget" else "server_error")
         return
     yield completion.chunk({}, "stop")
     if usage is not None:

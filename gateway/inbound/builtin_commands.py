@@ -13,6 +13,7 @@ from agent_core.actor import Actor
 from agent_core.memory import MemoryStores
 from agent_core.storage import AgentStorage, EndReason, TokenUsage
 from gateway.queue import TurnQueue, principal_for
+from gateway.usage.personal import PersonalUsage
 
 from .command_table import Command, CommandCall, CommandTable
 
@@ -37,6 +38,8 @@ class CommandServices:
     conversation_ended: Callable[[str, str, str], None] | None = None
     more: Sequence[Command] = ()
     """Commands of other components (e.g. /reminders, /timezone), listed after the built-in ones."""
+    usage: PersonalUsage | None = None
+    """The sender's own usage today and this month, for /status (None: not shown)."""
 
 
 class BuiltinCommands:
@@ -76,9 +79,12 @@ class BuiltinCommands:
         return "Stopped." if stopped else "Nothing is running."
 
     async def status(self, call: CommandCall) -> str:
+        own = await self._s.usage.lines(call.actor.person_id) if self._s.usage is not None else []
         live = await self._s.state.live_conversation(call.key.to_string())
         if live is None:
-            return f"No conversation yet — send a message to start one.\nModel: {self._s.model_name}"
+            return "\n".join(
+                ["No conversation yet — send a message to start one.", f"Model: {self._s.model_name}", *own]
+            )
         segments = await self._s.state.lineage(live.id)
         usage = _total(segment.usage for segment in segments)
         queue = await self._s.queue.queue_state(live.id)
@@ -96,6 +102,7 @@ class BuiltinCommands:
                 f"Queue: {queue_text}",
                 f"Model: {self._s.model_name}",
                 f"Memory: {self._s.memory_health() if self._s.memory_health else 'built-in'}",
+                *own,
             ]
         )
 

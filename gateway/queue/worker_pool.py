@@ -2,8 +2,10 @@
 
 Invariants: at most ``concurrency`` turns run in this process; every running turn holds its conversation's
 lease, renewed every ``lease_s / 3`` — a turn whose lease was lost is cancelled, since another worker may
-already own the job; draining stops claiming, gives in-flight turns ``drain_grace_s``, then cancels the
-rest and hands their jobs back to the queue (leases released), so another process answers them.
+already own the job; a job a budget refuses is closed by the claim itself (with its notice) and one it
+holds back stays queued for a later claim (gateway.storage.budgets); draining stops claiming, gives
+in-flight turns ``drain_grace_s``, then cancels the rest and hands their jobs back to the queue (leases
+released), so another process answers them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from types import TracebackType
 from typing import Self, final
 
 from agent_core.storage.errors import StateError, StateUnavailableError
+from gateway.storage.budgets import BudgetGate
 from gateway.storage.queue import ClaimedJob, TurnQueueRepository
 
 from .busy_policy import BusyPolicy
@@ -50,8 +53,11 @@ class WorkerPool:
         settings: QueueSettings,
         holder: str | None = None,
         observer: LaneObserver | None = None,
+        budget: BudgetGate | None = None,
     ) -> None:
+        """``budget``: asked by every claim about each job that would call the model (None: no budgets)."""
         self._queue = queue
+        self._budget = budget
         self._busy = BusyPolicy.named(settings.busy_policy)
         self._agent = agent
         self._signals = signals
@@ -143,6 +149,7 @@ class WorkerPool:
                 limit=free,
                 max_attempts=settings.max_attempts,
                 expect_work=expect_work,
+                budget=self._budget,
             )
         except StateError:
             _LOG.warning("could not claim jobs; retrying", exc_info=True)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
+from gateway.budgets import BudgetPolicy, ScheduledBudget
 from gateway.queue import Signals
 
 from .book import ScheduleBook
 from .clock import BackendClock, Clock
-from .firing import ScheduleRules
+from .firing import RunBudget, ScheduleRules, Unlimited
 from .scheduler import Scheduler
 
 if TYPE_CHECKING:  # the config package imports this package's settings: no import at run time
@@ -41,11 +42,20 @@ def schedule_book(
     )
 
 
+def run_budget(settings: Settings, storage: Storage) -> RunBudget:
+    """What a scheduled prompt asks before it fires: the deployment's budgets, or none when none is set."""
+    if not settings.budgets.enabled:
+        return Unlimited()
+    return ScheduledBudget(BudgetPolicy(settings.budgets), storage.budgets)
+
+
 def scheduler(
     settings: Settings, storage: Storage, signals: Signals
 ) -> contextlib.AbstractAsyncContextManager[object]:
     """This process's scheduler loop, firing due schedules into their conversations (when enabled)."""
     if not settings.schedules.enabled:
         return contextlib.nullcontext()
-    rules = ScheduleRules(settings.schedules, platforms=deliverable_platforms(settings))
+    rules = ScheduleRules(
+        settings.schedules, platforms=deliverable_platforms(settings), budget=run_budget(settings, storage)
+    )
     return Scheduler(storage.schedules, rules, clock=BackendClock(storage.schedules), signals=signals)

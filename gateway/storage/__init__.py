@@ -32,6 +32,7 @@ from .chat_conversations import (
 )
 from .checkpoints import CheckpointRepository
 from .client_keys import ClientKeyStore, ClientKeyUnusableError
+from .erasure import ConversationRowsForgotten, ErasureRepository, PersonFootprint, PersonRowsErased
 from .factory import open_storage
 from .identity import AccountRecord, IdentityRepository, IssuedLinkCode, RedeemStatus, Redemption
 from .imports import IMPORTED_END_REASON, ImportReport, LineError, TranscriptImport
@@ -93,7 +94,9 @@ __all__ = [
     "CommandNotice",
     "ConversationQueue",
     "ConversationRow",
+    "ConversationRowsForgotten",
     "Enqueued",
+    "ErasureRepository",
     "FinishedTurn",
     "GatewayCounters",
     "IdentityRepository",
@@ -121,7 +124,9 @@ __all__ = [
     "PairingState",
     "PairingTicket",
     "PersonData",
+    "PersonFootprint",
     "PersonRow",
+    "PersonRowsErased",
     "Placement",
     "QueueState",
     "QueuedJob",

@@ -19,17 +19,21 @@ from agent_core.storage.search_index import SearchIndex
 
 from .adapter_leases import AdapterLeaseRepository
 from .admin_reads import AdminReads
+from .budgets import BudgetLedger
 from .chat_conversations import ChatConversations
 from .checkpoints import CheckpointRepository
 from .client_keys import ClientKeyStore
 from .console_reads import ConsoleReads
+from .erasure import ErasureRepository
 from .identity import IdentityRepository
 from .imports import TranscriptImport
 from .outbox import OutboxRepository
 from .pairing import PairingRepository
 from .person_data import PersonData
 from .queue import InboundLedger, TurnQueueRepository
+from .retention import RetentionRepository
 from .schedules import ScheduleRepository
+from .usage_reads import UsageReads
 from .wakeups import Wakeups
 
 
@@ -102,6 +106,11 @@ class Storage(Protocol):
         ...
 
     @property
+    def usage(self) -> UsageReads:
+        """Model usage and cost over time, in total and by person, platform, model, kind or day."""
+        ...
+
+    @property
     def person_data(self) -> PersonData:
         """Person-scoped reads for an export: their usage, their words in others' conversations."""
         ...
@@ -112,7 +121,22 @@ class Storage(Protocol):
         ...
 
     @property
+    def budgets(self) -> BudgetLedger:
+        """Spend per budget scope and the refusals budgets made (the claim itself enforces them)."""
+        ...
+
+    @property
     def imports(self) -> TranscriptImport: ...
+
+    @property
+    def retention(self) -> RetentionRepository:
+        """Pruning what is past its retention age, the retention run's lease, what it removed, free space."""
+        ...
+
+    @property
+    def erasure(self) -> ErasureRepository:
+        """A person's footprint, and deleting the gateway's rows about them (erasure, retention)."""
+        ...
 
     @property
     def documents(self) -> MemoryDocuments:

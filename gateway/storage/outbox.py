@@ -5,8 +5,9 @@ twice (a re-run job, a retried command) adds nothing; the rows of one chat are h
 order they were committed — only a chat's oldest undelivered row can be claimed, so a backend whose writers
 commit concurrently orders by a commit-time sequence, not by an id that may become visible late; a claim
 lasts ``claim_s`` seconds of the backend's clock, after which any holder may claim the row again and resume
-at its first chunk without a receipt; only delivered rows (``sent``) are ever deleted, by
-``prune_delivered``, together with their chunk progress — pending, sending and failed rows stay. A claim
+at its first chunk without a receipt; only delivered rows (``sent``) are deleted here, by
+``prune_delivered``, together with their chunk progress — pending and sending rows stay, and failed ones
+until retention removes them (``gateway.storage.retention``). A claim
 with a ``ReplyRouting`` leaves a reply to a waiting caller (the web chat, the API) to the process that
 accepted the caller's message for ``grace_s``; the chat's order holds all the same.
 """
@@ -20,7 +21,7 @@ from typing import Literal, Protocol
 OutboxState = Literal["pending", "sending", "sent", "failed"]
 """A row's delivery state: queued, claimed by a deliverer, delivered, or given up on for good."""
 
-NOTICE_KINDS = ("command", "ack", "notice", "denied", "rate_limited")
+NOTICE_KINDS = ("command", "ack", "notice", "denied", "rate_limited", "budget")
 """Outbox kinds that are not part of any transcript: command replies and the gateway's own notices."""
 
 

@@ -24,6 +24,8 @@ from typing import Protocol
 from agent_core.actor import Actor
 from agent_core.storage.records import NewMessage, Principal
 
+from .budgets import BudgetGate
+
 
 class Interrupt(IntEnum):
     """What a running job is asked to do at its next safe point."""
@@ -223,13 +225,22 @@ class TurnQueueRepository(InboundLedger, Protocol):
         ...
 
     async def claim(
-        self, holder: str, *, lease_s: float, limit: int, max_attempts: int, expect_work: bool = False
+        self,
+        holder: str,
+        *,
+        lease_s: float,
+        limit: int,
+        max_attempts: int,
+        expect_work: bool = False,
+        budget: BudgetGate | None = None,
     ) -> list[ClaimedJob]:
         """One transaction: expired leases are reaped (their jobs re-queued, or failed with a notice
         after ``max_attempts``), then up to ``limit`` jobs are claimed, the oldest of each conversation
         without a lease, each under a new lease of ``lease_s``, with its held messages moved into the tip.
         ``expect_work``: the caller was told a job was just queued, so a backend that first looks (cheaply,
-        without locks) whether anything is claimable may skip that look; the result is the same."""
+        without locks) whether anything is claimable may skip that look; the result is the same.
+        ``budget``: each job that will call the model is first decided by it (gateway.storage.budgets):
+        a refused job is closed with its notice, a job that must wait stays queued for a later claim."""
         ...
 
     async def renew(self, holder: str, conversation_ids: Sequence[str], *, lease_s: float) -> list[str]:

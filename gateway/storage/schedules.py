@@ -104,7 +104,8 @@ class ScheduleRun:
     """One fired occurrence: when it was due and fired, its task (the job) and its delivery (the job's reply).
 
     ``catch_up``: fired late, standing for ``missed`` + 1 occurrences missed while nothing ran; ``output``:
-    the reply text while its outbox row exists (a delivered row may be pruned; a given-up one never is).
+    the reply text while its outbox row exists (a delivered row may be pruned; a given-up one stays while
+    its run does: retention keeps a kept run's job and given-up reply).
     """
 
     id: int
@@ -280,7 +281,8 @@ def delivery_status(
     job_state: str | None, job_error: str | None, outbox_state: str | None, attempts: int
 ) -> DeliveryStatus:
     """A run's delivery status from its reply's outbox row. No row: nothing was queued yet or ever, or the
-    job ended queuing a reply and the row was delivered and pruned (only delivered rows ever are)."""
+    job ended queuing a reply and the row was delivered and pruned (a given-up row stays while its run
+    does)."""
     if outbox_state is None:
         replied = job_state in ("done", "failed") and job_error not in _STOPPED_ERRORS
         return "sent" if replied else "none"

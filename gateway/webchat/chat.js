@@ -76,7 +76,7 @@
     const role = item.role === "user" ? "user" : "assistant";
     const kind = item.kind || "reply";
     el.className = "msg " + role + (kind === "command" ? " command" : "") +
-      (kind === "notice" || kind === "ack" ? " notice" : "") + (kind === "error" ? " error" : "");
+      (kind === "notice" || kind === "ack" ? " notice" : "") + (kind === "error" || kind === "budget" ? " error" : "");
     el.innerHTML = item.html; // sanitised on the server; the page's CSP backs it up
     if (role === "assistant") decorate(el);
   }
@@ -101,7 +101,7 @@
       return;
     }
     show(item);
-    if (["reply", "error"].includes(item.kind)) setActivity("done");
+    if (["reply", "error", "budget"].includes(item.kind)) setActivity("done");
     if (item.kind !== "stream") refreshListSoon(); // a first message names the conversation
   }
 

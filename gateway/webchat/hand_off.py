@@ -21,7 +21,7 @@ from collections import OrderedDict
 from gateway.contracts import ChatRef, InboundMessage, InboundSink, OutboundMessage, UserRef
 from gateway.webchat.errors import ChannelNotStartedError, MessageRefusedError
 
-ANSWER_KINDS = frozenset({"reply", "error", "command"})
+ANSWER_KINDS = frozenset({"reply", "error", "command", "budget"})
 """Deliveries that answer a message; the gateway's notices (a busy-policy ack, ...) are not answers."""
 _REFUSED = {
     "rate_limited": "You're sending messages faster than I can keep up with; please wait and send it again.",

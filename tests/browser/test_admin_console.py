@@ -1,6 +1,7 @@
 """The admin console in a real browser against a real ``mnemogate serve`` (offline model): an operator signs
-in, reads a conversation's tool call with its arguments, edits a person's memory and finds the edit in the
-audit trail, approves a pairing request that then lets a stranger chat, and signs out."""
+in, sees today's usage and who spent it, reads a conversation's tool call with its arguments, sees the
+person's usage, edits their memory and finds the edit in the audit trail, approves a pairing request that
+then lets a stranger chat, and signs out."""
 
 from __future__ import annotations
 
@@ -73,6 +74,10 @@ def test_an_operator_reads_a_tool_call_edits_memory_approves_pairing_and_signs_o
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         _sign_in(page, base_url)
         assert page.get_by_role("heading", name="Overview").is_visible()
+        # The offline model's calls are recorded and priced (free): today's cost and its one spender.
+        assert page.get_by_role("heading", name="Usage today").is_visible()
+        assert page.locator("ol.spenders li").count() == 1
+        assert "$0.0000" in page.locator("ol.spenders li").first.inner_text()
         screenshot(page, "admin-overview")
 
         # The API conversation's page shows the memory tool call with its arguments.
@@ -86,6 +91,8 @@ def test_an_operator_reads_a_tool_call_edits_memory_approves_pairing_and_signs_o
 
         # Edit that person's memory: preview the diff, save, find it in the audit trail.
         page.locator("dl.facts dd a").first.click()
+        assert page.get_by_role("heading", name="Model usage").is_visible()
+        assert page.locator("table.usage td", has_text="offline").count() == 1
         page.get_by_role("link", name="Edit or remove").first.click()
         page.get_by_label("New text").fill("my favourite tea is gyokuro")
         page.get_by_role("button", name="Preview the change").click()

@@ -1,6 +1,7 @@
 """A fake Honcho v3 API on loopback: the endpoints the official ``honcho-ai`` SDK calls for our provider.
 
-Serves workspace, peer and session get-or-create, message batches and the session context; keeps the
+Serves workspace, peer and session get-or-create, message batches, the session context, session deletion
+and conclusions (listed by filter, deleted by id; ``add_conclusion`` seeds them); keeps the
 messages it is sent so the context's ``peer_representation`` is built only from the target peer's own
 messages (what a real deriver would learn). Requires ``Authorization: Bearer <api_key>``.
 """
@@ -25,6 +26,7 @@ class FakeHonchoServer(RecordingServer):
         self.sessions: dict[str, set[str]] = {}
         self.messages: list[dict[str, Any]] = []
         self.peer_cards: dict[str, list[str]] = {}
+        self.conclusions: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
         self.route("POST", r"/v3/workspaces", self._workspace)
         self.route("POST", _WS + r"/peers", self._peer)
@@ -32,6 +34,9 @@ class FakeHonchoServer(RecordingServer):
         self.route("POST", _WS + r"/sessions/(?P<sid>[^/]+)/peers", self._session_peers)
         self.route("POST", _WS + r"/sessions/(?P<sid>[^/]+)/messages", self._add_messages)
         self.route("GET", _WS + r"/sessions/(?P<sid>[^/]+)/context", self._context)
+        self.route("DELETE", _WS + r"/sessions/(?P<sid>[^/]+)", self._delete_session)
+        self.route("POST", _WS + r"/conclusions/list", self._list_conclusions)
+        self.route("DELETE", _WS + r"/conclusions/(?P<cid>[^/]+)", self._delete_conclusion)
 
     @property
     def base_url(self) -> str:
@@ -91,6 +96,34 @@ class FakeHonchoServer(RecordingServer):
             "peer_card": self.peer_cards.get(target or ""),
         }
         return Reply(200, body)
+
+    def add_conclusion(self, observer: str, observed: str, content: str) -> str:
+        """What Honcho's deriver would store: a conclusion ``observer`` drew about ``observed``."""
+        conclusion_id = f"obs_{next(self._ids)}"
+        self.conclusions.append(
+            {"id": conclusion_id, "observer_id": observer, "observed_id": observed, "content": content}
+        )
+        return conclusion_id
+
+    def _delete_session(self, call: ProviderCall, match: re.Match[str]) -> Reply:
+        self.sessions.pop(match["sid"], None)
+        self.messages = [m for m in self.messages if m["session_id"] != match["sid"]]
+        return Reply(200, {})
+
+    def _list_conclusions(self, call: ProviderCall, match: re.Match[str]) -> Reply:
+        filters = (call.body or {}).get("filters") or {}
+        found = [
+            {**c, "session_id": None, "created_at": _now()}
+            for c in self.conclusions
+            if all(c.get(key) == value for key, value in filters.items())
+        ]
+        size = int(call.query.get("size", "50"))
+        items = found[:size]
+        return Reply(200, {"items": items, "page": 1, "size": size, "total": len(found), "pages": 1})
+
+    def _delete_conclusion(self, call: ProviderCall, match: re.Match[str]) -> Reply:
+        self.conclusions = [c for c in self.conclusions if c["id"] != match["cid"]]
+        return Reply(200, {})
 
     @staticmethod
     def _session_body(workspace: str, session_id: str, metadata: dict[str, Any]) -> dict[str, Any]:

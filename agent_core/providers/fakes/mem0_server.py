@@ -2,7 +2,8 @@
 
 Serves the key check (``GET /v1/ping/``), ``POST /v3/memories/add/`` (each user message becomes a memory
 of the ``user_id`` it was sent for) and ``POST /v3/memories/search/`` (word-overlap ranking, restricted
-to ``filters.user_id``). Requires ``Authorization: Token <api_key>``.
+to ``filters.user_id``) and ``DELETE /v1/memories/?user_id=`` (delete-all of one user). Requires
+``Authorization: Token <api_key>``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class FakeMem0Server(RecordingServer):
         self.route("GET", r"/v1/ping", self._ping)
         self.route("POST", r"/v3/memories/add", self._add)
         self.route("POST", r"/v3/memories/search", self._search)
+        self.route("DELETE", r"/v1/memories", self._delete_all)
 
     @property
     def host(self) -> str:
@@ -48,6 +50,13 @@ class FakeMem0Server(RecordingServer):
             self.memories.append(memory)
             results.append({"id": memory["id"], "event": "ADD", "data": {"memory": memory["memory"]}})
         return Reply(200, {"results": results})
+
+    def _delete_all(self, call: ProviderCall, match: re.Match[str]) -> Reply:
+        user_id = call.query.get("user_id")
+        if not user_id:
+            return Reply(400, {"error": "a filter (user_id) is required"})
+        self.memories = [m for m in self.memories if m["user_id"] != user_id]
+        return Reply(200, {"message": "Memories deleted successfully!"})
 
     def _search(self, call: ProviderCall, match: re.Match[str]) -> Reply:
         user_id = (call.body.get("filters") or {}).get("user_id")

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import StateError, UnknownSegmentError
-from ..records import ConversationRecord, NewSegment, Principal, SegmentRecord, TokenUsage
+from ..records import ConversationRecord, ModelCall, NewSegment, Principal, SegmentRecord, TokenUsage
 from .engine import Conn
 
 SEGMENT_COLUMNS = (
@@ -268,30 +268,44 @@ async def freeze_system_prompt(conn: Conn, segment_id: str, prompt: str) -> str:
     return str(row[0])
 
 
-async def add_usage(conn: Conn, segment_id: str, usage: TokenUsage) -> None:
-    """Add one call's usage to the segment's counters (this also takes the segment's row lock) and log the
-    call for usage over time (``usage_log``)."""
-    values = (
-        usage.input_tokens,
-        usage.output_tokens,
-        usage.cache_read_tokens,
-        usage.cache_write_tokens,
-        usage.cost_usd,
-    )
+async def add_usage(conn: Conn, segment_id: str, call: ModelCall) -> None:
+    """Add ``call``'s tokens and known cost to the segment's counters (this also takes the segment's row
+    lock) and log the call (``usage_log``) with its model, kind, cost and the person and platform of the
+    segment's conversation."""
+    tokens = call.tokens()
     cursor = await conn.execute(
         "UPDATE segments SET input_tokens = input_tokens + %s, output_tokens = output_tokens + %s, "
         "cache_read_tokens = cache_read_tokens + %s, cache_write_tokens = cache_write_tokens + %s, "
         "cost_usd = cost_usd + %s WHERE id = %s RETURNING conversation_id",
-        (*values, segment_id),
+        (
+            tokens.input_tokens,
+            tokens.output_tokens,
+            tokens.cache_read_tokens,
+            tokens.cache_write_tokens,
+            tokens.cost_usd,
+            segment_id,
+        ),
     )
     row = await cursor.fetchone()
     if row is None:
         raise UnknownSegmentError(segment_id)
-    if usage != TokenUsage():
+    if not call.spent_nothing:
         await conn.execute(
             "INSERT INTO usage_log(at, segment_id, conversation_id, input_tokens, output_tokens, "
-            "cache_read_tokens, cache_write_tokens, cost_usd) VALUES (mg_now(), %s, %s, %s, %s, %s, %s, %s)",
-            (segment_id, row[0], *values),
+            "cache_read_tokens, cache_write_tokens, cost_usd, model, kind, person_id, platform) "
+            "SELECT mg_now(), %s, c.id, %s, %s, %s, %s, %s, %s, %s, c.person_id, c.platform "
+            "FROM conversations c WHERE c.id = %s",
+            (
+                segment_id,
+                call.input_tokens,
+                call.output_tokens,
+                call.cache_read_tokens,
+                call.cache_write_tokens,
+                call.cost_usd,
+                call.model,
+                str(call.kind),
+                row[0],
+            ),
         )
 
 

@@ -76,6 +76,15 @@ class PgFactStore:
 
         return await self._db.run_write(delete)
 
+    async def forget_person(self, person_id: str) -> int:
+        """Delete the person's facts (their bytes stay in dead tuples until vacuum, see forget.py)."""
+
+        async def delete(conn: Conn) -> int:
+            cursor = await conn.execute("DELETE FROM facts WHERE person_id = %s", (person_id,))
+            return max(cursor.rowcount, 0)
+
+        return await self._db.run_write(delete)
+
     async def replace(self, person_id: str, old: str, new: str, source: str) -> None:
         async def swap(conn: Conn) -> None:
             await conn.execute(_DELETE, (person_id, old, old))

@@ -31,7 +31,7 @@ from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from agent_core.memory.entries import canonical_problem, parse_entries, salvage_entries, serialise_entries
-from agent_core.storage.documents import DocumentContents, DocumentDriftError, Entries, check_key
+from agent_core.storage.documents import PERSON_ID, DocumentContents, DocumentDriftError, Entries, check_key
 
 from .engine import PgDatabase, PostgresUnavailableError
 
@@ -188,6 +188,17 @@ class PgMemoryDocuments:
         """Every stored document's key, sorted."""
         with self._pool.connection() as conn:
             return tuple(str(row[0]) for row in conn.execute(_DOCUMENT_KEYS).fetchall())
+
+    def forget_person(self, person_id: str) -> int:
+        """Delete the rows of the person's documents (``people/<person>/…``); how many there were."""
+        if PERSON_ID.fullmatch(person_id) is None:
+            return 0
+        prefix = f"people/{person_id}/"
+        with self._pool.transaction() as conn:
+            cursor = conn.execute(
+                "DELETE FROM memory_documents WHERE left(location, length(%s)) = %s", (prefix, prefix)
+            )
+            return max(cursor.rowcount, 0)
 
 
 class PgSkillTexts:

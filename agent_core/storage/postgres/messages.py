@@ -20,7 +20,7 @@ from typing import Any, LiteralString
 from psycopg import errors
 
 from ..errors import UnknownMessageError, UnknownSegmentError
-from ..records import MessageRecord, NewMessage, TokenUsage
+from ..records import MessageRecord, ModelCall, NewMessage
 from ..redaction import redact_secrets
 from .engine import Conn
 
@@ -39,18 +39,28 @@ _INSERT_FIRST = (
     "INSERT INTO messages(segment_id, conversation_id, role, content, tool_calls, tool_call_id, tool_name, "
     "reasoning, author, platform_message_id, api_content, created_at) "
     "SELECT t.segment_id, t.conversation_id, %s, %s, %s, %s, %s, %s, %s, %s, %s, COALESCE(%s, mg_now()) "
-    "FROM mg_lock_tip(%s, %s, %s, %s, %s, %s) t RETURNING id, segment_id, conversation_id"
+    "FROM mg_lock_tip(%s, %s, %s, %s, %s, %s, %s, %s) t RETURNING id, segment_id, conversation_id"
 )
 
 
-def _lock_tip_function(log_usage: LiteralString) -> LiteralString:
+_CALL_ARGUMENTS: LiteralString = """seg text, add_input bigint, add_output bigint,
+            add_cache_read bigint, add_cache_write bigint, add_cost double precision"""
+
+
+def _lock_tip_function(
+    log_usage: LiteralString,
+    *,
+    arguments: LiteralString = _CALL_ARGUMENTS,
+    add_cost: LiteralString = "add_cost",
+) -> LiteralString:
     """``mg_lock_tip``: lock a segment's row, or its conversation's tip's when a compression ended it (the
     switch holds the same lock, so the tip read after the lock is the one it committed); ``add_*`` (when
-    not NULL) go to ``seg`` itself, and ``log_usage`` runs after them. Unqualified names resolve through the
-    session's search_path (the deployment schema)."""
+    not NULL) go to ``seg`` itself (the cost as the expression ``add_cost``), and ``log_usage`` runs after
+    them. Unqualified names resolve through the session's search_path (the deployment schema)."""
     return (
-        """CREATE OR REPLACE FUNCTION mg_lock_tip(seg text, add_input bigint, add_output bigint,
-            add_cache_read bigint, add_cache_write bigint, add_cost double precision,
+        """CREATE OR REPLACE FUNCTION mg_lock_tip("""
+        + arguments
+        + """,
             OUT segment_id text, OUT conversation_id text)
         LANGUAGE plpgsql AS $$
     DECLARE
@@ -65,7 +75,9 @@ def _lock_tip_function(log_usage: LiteralString) -> LiteralString:
             UPDATE segments s SET input_tokens = s.input_tokens + add_input,
                 output_tokens = s.output_tokens + add_output,
                 cache_read_tokens = s.cache_read_tokens + add_cache_read,
-                cache_write_tokens = s.cache_write_tokens + add_cache_write, cost_usd = s.cost_usd + add_cost
+                cache_write_tokens = s.cache_write_tokens + add_cache_write, cost_usd = s.cost_usd + """
+        + add_cost
+        + """
                 WHERE s.id = seg RETURNING s.end_reason, s.conversation_id INTO reason, conversation_id;
             IF FOUND THEN
                 """
@@ -104,6 +116,22 @@ USAGE_LOG_APPEND_DDL: tuple[LiteralString, ...] = (
     ),
 )
 """Agent ladder step 2: a call's usage is also logged with its time (``usage_log``), in the same statement."""
+
+USAGE_ATTRIBUTION_APPEND_DDL: tuple[LiteralString, ...] = (
+    _lock_tip_function(
+        "INSERT INTO usage_log(at, segment_id, conversation_id, input_tokens, output_tokens,"
+        " cache_read_tokens, cache_write_tokens, cost_usd, model, kind, person_id, platform)"
+        " SELECT mg_now(), seg, c.id, add_input, add_output, add_cache_read, add_cache_write, add_cost,"
+        " add_model, COALESCE(add_kind, 'turn'), c.person_id, c.platform"
+        " FROM conversations c WHERE c.id = mg_lock_tip.conversation_id;",
+        arguments=_CALL_ARGUMENTS + ", add_model text, add_kind text",
+        add_cost="COALESCE(add_cost, 0)",
+    ),
+)
+"""Agent ladder step 4: the logged call also says which model, why, who (the conversation's person and
+platform) and its priced cost (NULL: no price; the segment's counters add only a known cost). It is an
+overload (eight arguments): step 2's six-argument function stays, so a host of the previous release still
+running during an upgrade keeps appending (its rows log no model, kind ``turn``, no person)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,23 +190,25 @@ def clean_text(text: str | None) -> str | None:
 
 
 def _usage_params(
-    usage: TokenUsage | None,
-) -> tuple[int | None, int | None, int | None, int | None, float | None]:
+    usage: ModelCall | None,
+) -> tuple[int | None, int | None, int | None, int | None, float | None, str | None, str | None]:
     """The ``add_*`` arguments of ``mg_lock_tip``: NULLs when there is nothing to add or log (a call that
     reported no usage)."""
-    if usage is None or usage == TokenUsage():
-        return (None, None, None, None, None)
+    if usage is None or usage.spent_nothing:
+        return (None, None, None, None, None, None, None)
     return (
         usage.input_tokens,
         usage.output_tokens,
         usage.cache_read_tokens,
         usage.cache_write_tokens,
         usage.cost_usd,
+        usage.model,
+        str(usage.kind),
     )
 
 
 async def insert_messages(
-    conn: Conn, segment_id: str, prepared: Sequence[PreparedMessage], usage: TokenUsage | None = None
+    conn: Conn, segment_id: str, prepared: Sequence[PreparedMessage], usage: ModelCall | None = None
 ) -> list[int]:
     """Insert ``prepared`` in order into ``segment_id`` (or the tip that replaced it); their ids.
 

@@ -19,8 +19,9 @@ from typing import LiteralString
 from .engine import Conn, PgDatabase, PostgresUnavailableError
 from .fact_store import FACTS_DDL
 from .memory_documents import MEMORY_DDL
-from .messages import APPEND_DDL, USAGE_LOG_APPEND_DDL
+from .messages import APPEND_DDL, USAGE_ATTRIBUTION_APPEND_DDL, USAGE_LOG_APPEND_DDL
 from .search_ddl import SEARCH_DDL
+from .tool_output_stubs import RETENTION_DDL
 from .window_builder import WINDOW_DDL
 
 SCHEMA_LOCK = 0x6D6E656D6F  # "mnemo": one advisory lock for every mnemogate migration in a database
@@ -109,6 +110,20 @@ _USAGE_LOG: tuple[LiteralString, ...] = (
     "CREATE INDEX usage_log_at ON usage_log(at)",
 )
 
+# Each call says which model and why, who caused it (person and platform copied from the conversation, so
+# the row outlives the conversation's deletion) and its priced cost, NULL when the model has no price. The
+# old rows take their segment's model and their conversation's person and platform where those still exist;
+# their cost (always 0, never priced) becomes unknown.
+_USAGE_ATTRIBUTION: tuple[LiteralString, ...] = (
+    """ALTER TABLE usage_log ADD COLUMN model text, ADD COLUMN kind text NOT NULL DEFAULT 'turn',
+        ADD COLUMN person_id text, ADD COLUMN platform text, ALTER COLUMN cost_usd DROP NOT NULL""",
+    """UPDATE usage_log u SET cost_usd = NULL,
+        model = (SELECT s.model FROM segments s WHERE s.id = u.segment_id),
+        person_id = (SELECT c.person_id FROM conversations c WHERE c.id = u.conversation_id),
+        platform = (SELECT c.platform FROM conversations c WHERE c.id = u.conversation_id)""",
+    "CREATE INDEX usage_log_person_at ON usage_log(person_id, at)",
+)
+
 AGENT_LADDER = PgLadder(
     owner="agent",
     version_table="schema_version",
@@ -122,6 +137,12 @@ AGENT_LADDER = PgLadder(
             2, "usage: one row per model call, for usage over time", (*_USAGE_LOG, *USAGE_LOG_APPEND_DDL)
         ),
         PgMigration(3, "search windows: adjacent turns, their vectors, participant names", WINDOW_DDL),
+        PgMigration(
+            4,
+            "usage: each call's model, kind, person, platform, priced cost",
+            (*_USAGE_ATTRIBUTION, *USAGE_ATTRIBUTION_APPEND_DDL),
+        ),
+        PgMigration(5, "retention: large tool outputs by age, ended conversations by end", RETENTION_DDL),
     ),
 )
 

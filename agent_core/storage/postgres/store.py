@@ -15,19 +15,20 @@ from agent_core.actor import Actor
 
 from ..audit import MemoryAuditRecord
 from ..cooldowns import CompressionCooldown
+from ..forgetting import ForgottenConversations
 from ..messages import SegmentHistory
 from ..records import (
     CompressionResult,
     ConversationRecord,
     EndReason,
     MessageRecord,
+    ModelCall,
     NewMessage,
     NewSegment,
     Principal,
     SegmentRecord,
-    TokenUsage,
 )
-from . import audit, chain, conversations
+from . import audit, chain, conversations, forget
 from . import messages as message_rows
 from .engine import Conn, PgDatabase
 
@@ -101,7 +102,7 @@ class PgAgentStore:
             lambda conn: conversations.freeze_system_prompt(conn, segment_id, prompt)
         )
 
-    async def add_usage(self, segment_id: str, usage: TokenUsage) -> None:
+    async def add_usage(self, segment_id: str, usage: ModelCall) -> None:
         await self._db.run_write(lambda conn: conversations.add_usage(conn, segment_id, usage))
 
     async def compress(
@@ -121,7 +122,7 @@ class PgAgentStore:
     # -- messages ------------------------------------------------------------------------------
 
     async def append_messages(
-        self, segment_id: str, messages: Sequence[NewMessage], usage: TokenUsage | None = None
+        self, segment_id: str, messages: Sequence[NewMessage], usage: ModelCall | None = None
     ) -> list[int]:
         """Persist one step's messages (and its model call's ``usage``) in one transaction; their ids.
 
@@ -180,6 +181,23 @@ class PgAgentStore:
     async def memory_audit(self, person_id: str, *, limit: int = 100) -> list[MemoryAuditRecord]:
         """The person's memory audit records, newest first."""
         return await self._db.run_read(lambda conn: audit.memory_audit(conn, person_id, limit))
+
+    # -- forgetting ----------------------------------------------------------------------------
+
+    async def forget_conversations(self, conversation_ids: Collection[str]) -> ForgottenConversations:
+        """Delete the conversations with everything derived from them (agent_core.storage.forgetting)."""
+        ids = tuple(dict.fromkeys(conversation_ids))
+        if not ids:
+            return ForgottenConversations()
+        return await self._db.run_write(lambda conn: forget.delete_conversations(conn, ids))
+
+    async def forget_authored_turns(self, person_id: str) -> int:
+        """Delete the person's remaining user messages with their turns (agent_core.storage.forgetting)."""
+        return await self._db.run_write(lambda conn: forget.delete_authored_turns(conn, person_id))
+
+    async def forget_memory_audit_texts(self, person_id: str) -> int:
+        """Blank the texts of the person's memory audit records."""
+        return await self._db.run_write(lambda conn: forget.blank_audit_texts(conn, person_id))
 
     # -- compression cooldowns -----------------------------------------------------------------
 

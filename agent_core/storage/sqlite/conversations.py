@@ -15,7 +15,7 @@ from typing import Any
 
 from ..audit import MemoryAuditRecord
 from ..errors import UnknownSegmentError
-from ..records import ConversationRecord, NewSegment, Principal, SegmentRecord, TokenUsage
+from ..records import ConversationRecord, ModelCall, NewSegment, Principal, SegmentRecord, TokenUsage
 
 SEGMENT_COLUMNS = (
     "id, conversation_id, parent_session_id, system_prompt, model, started_at, ended_at, end_reason, "
@@ -207,35 +207,41 @@ def freeze_system_prompt(conn: sqlite3.Connection, segment_id: str, prompt: str)
     return str(row[0])
 
 
-def add_usage(conn: sqlite3.Connection, segment_id: str, usage: TokenUsage) -> None:
+def add_usage(conn: sqlite3.Connection, segment_id: str, call: ModelCall) -> None:
+    """Add ``call``'s tokens and known cost to the segment's counters and log the call (``usage_log``) with
+    its model, kind, cost and the person and platform of the segment's conversation."""
+    tokens = call.tokens()
     cursor = conn.execute(
         "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
         "cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?, "
         "cost_usd = cost_usd + ? WHERE id = ?",
         (
-            usage.input_tokens,
-            usage.output_tokens,
-            usage.cache_read_tokens,
-            usage.cache_write_tokens,
-            usage.cost_usd,
+            tokens.input_tokens,
+            tokens.output_tokens,
+            tokens.cache_read_tokens,
+            tokens.cache_write_tokens,
+            tokens.cost_usd,
             segment_id,
         ),
     )
     if cursor.rowcount == 0:
         raise UnknownSegmentError(segment_id)
-    if usage != TokenUsage():
-        # One row per model call, so usage can be summed over any time range (the admin overview's "today").
+    if not call.spent_nothing:
+        # One row per model call, so usage can be summed over any time range and grouped by who spent it.
         conn.execute(
             "INSERT INTO usage_log(at, session_id, conversation_id, input_tokens, output_tokens, "
-            "cache_read_tokens, cache_write_tokens, cost_usd) "
-            "SELECT ?, id, conversation_id, ?, ?, ?, ?, ? FROM sessions WHERE id = ?",
+            "cache_read_tokens, cache_write_tokens, cost_usd, model, kind, person_id, platform) "
+            "SELECT ?, s.id, s.conversation_id, ?, ?, ?, ?, ?, ?, ?, c.person_id, c.platform "
+            "FROM sessions s JOIN conversations c ON c.id = s.conversation_id WHERE s.id = ?",
             (
                 time.time(),
-                usage.input_tokens,
-                usage.output_tokens,
-                usage.cache_read_tokens,
-                usage.cache_write_tokens,
-                usage.cost_usd,
+                call.input_tokens,
+                call.output_tokens,
+                call.cache_read_tokens,
+                call.cache_write_tokens,
+                call.cost_usd,
+                call.model,
+                str(call.kind),
                 segment_id,
             ),
         )

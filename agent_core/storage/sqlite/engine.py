@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from ..errors import StateError, StateUnavailableError
 from .connection import JournalMode, apply_journal_mode, connect, is_file_problem, unavailable
+from .forget import truncate_wal
 from .schema import AGENT_LADDER, Ladder, migrate, refuse_newer, split_shared_ladder
 from .settings import StateSettings
 from .sidecar import claim_if_new, open_sidecar
@@ -60,6 +61,13 @@ class Engine:
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         return translate_errors(self.paths.db, lambda: self.gate.run(fn))
 
+    def truncate_wal(self) -> bool:
+        """Empty the -wal file now (after a forgetting: its old frames still hold deleted rows); False when
+        readers kept it busy. Nothing to do outside WAL mode."""
+        if self.journal_mode != "wal":
+            return True
+        return translate_errors(self.paths.db, lambda: self.gate.run_outside_transaction(truncate_wal))
+
     def close(self) -> None:
         if self.checkpointer is not None:
             self.checkpointer.stop(5.0)
@@ -91,10 +99,14 @@ def open_engine(
         conn.close()
         raise StateUnavailableError(paths.db, f"cannot create lock file {paths.write_lock}: {exc}") from None
     try:
+        translate_errors(paths.db, lambda: gate.run_outside_transaction(_incremental_vacuum_when_new))
         mode = translate_errors(
             paths.db, lambda: gate.run_outside_transaction(lambda c: apply_journal_mode(c, paths.db, log))
         )
         conn.execute(f"PRAGMA journal_size_limit={settings.journal_size_limit_bytes}")
+        # Deleted rows (a forgotten conversation, an erased person) leave zeros, not their text, in freed
+        # space and pages; it costs nothing on the append path, which frees nothing.
+        conn.execute("PRAGMA secure_delete=ON")
         every = (AGENT_LADDER, *ladders)
         translate_errors(paths.db, functools.partial(refuse_newer, conn, paths.db, every))
         translate_errors(paths.db, functools.partial(split_shared_ladder, gate, every))
@@ -113,6 +125,13 @@ def open_engine(
         checkpointer = WalCheckpointer(paths.db, lock_path, settings, log)
         checkpointer.start()
     return Engine(paths, gate, mode, checkpointer)
+
+
+def _incremental_vacuum_when_new(conn: sqlite3.Connection) -> None:
+    """A new database gets ``auto_vacuum=INCREMENTAL`` (possible only before its first table and before
+    WAL), so retention can hand free pages back in short steps instead of a full ``VACUUM``."""
+    if int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]) == 0:
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
 
 
 def _ensure_sidecar(path: Path, db_uuid: str, settings: StateSettings, log: logging.Logger) -> None:

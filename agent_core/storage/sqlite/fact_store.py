@@ -71,6 +71,33 @@ class SqliteFactStore:
     async def remove(self, person_id: str, content: str) -> int:
         return await self._run(lambda c: c.execute(_DELETE, (person_id, content)).rowcount)
 
+    async def forget_person(self, person_id: str) -> int:
+        """Delete the person's facts; the FTS index is merged ('optimize') so no old segment keeps their
+        words, freed pages are zeroed (``secure_delete``) and the WAL is emptied afterwards."""
+
+        def forget() -> int:
+            conn = sqlite3.connect(self._path, timeout=5.0, isolation_level=None)
+            try:
+                conn.execute("PRAGMA secure_delete=ON")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    removed = conn.execute("DELETE FROM facts WHERE person_id = ?", (person_id,)).rowcount
+                    if removed:
+                        conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                return removed
+            finally:
+                conn.close()
+
+        if not self._path.exists():
+            return 0
+        await asyncio.to_thread(self._create)
+        return await asyncio.to_thread(forget)
+
     async def replace(self, person_id: str, old: str, new: str, source: str) -> None:
         def swap(conn: sqlite3.Connection) -> None:
             conn.execute(_DELETE, (person_id, old))

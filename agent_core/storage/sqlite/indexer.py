@@ -22,7 +22,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
@@ -33,6 +33,8 @@ from .retry_pacer import RetryPacer
 from .settings import StateSettings
 from .sidecar import (
     SIDECAR_FORMAT,
+    Alive,
+    LiveRows,
     PendingRow,
     committed_watermark,
     format_version,
@@ -42,7 +44,7 @@ from .sidecar import (
     remove_sidecar,
     reset,
 )
-from .window_store import ended_open_segments, plan_batch, store_windows
+from .window_store import WindowWrites, ended_open_segments, live_ids, plan_batch, store_windows
 
 _MIN_BATCH = 16
 _TAIL_SWEEP = 64
@@ -172,6 +174,24 @@ class CatchUpIndexer:
                 raise unavailable(self._db_path, exc) from None
             raise
 
+    def _live(self, state: sqlite3.Connection) -> LiveRows:
+        """Which messages and segments still exist, asked inside a sidecar transaction (forget.py)."""
+
+        def alive(message_ids: Collection[int], segment_ids: Collection[str]) -> Alive:
+            messages, segments = self._read_state(live_ids, state, message_ids, segment_ids)
+            return Alive(messages, segments)
+
+        return alive
+
+    def _live_windows(self, state: sqlite3.Connection) -> Callable[[WindowWrites], WindowWrites]:
+        live = self._live(state)
+
+        def windows(writes: WindowWrites) -> WindowWrites:
+            ids = {i for change in writes.segments for w in change.windows for i in w.message_ids}
+            return live(ids, {change.segment_id for change in writes.segments}).windows(writes)
+
+        return windows
+
     def _write_sidecar(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a sidecar write; an error that is not contention marks the sidecar for a rebuild."""
         try:
@@ -244,7 +264,10 @@ class CatchUpIndexer:
                 started = time.perf_counter()
                 segments = (r.segment_id for r in rows if windowable(r.role, r.content))
                 windows = self._read_state(plan_batch, state, sidecar, segments, rows[-1].id)
-                self._write_sidecar(index_rows, sidecar, rows, db_uuid, settings.trigram_scope, windows)
+                alive = self._live(state)
+                self._write_sidecar(
+                    index_rows, sidecar, rows, db_uuid, settings.trigram_scope, windows, alive
+                )
                 elapsed = time.perf_counter() - started
                 last_id = rows[-1].id
                 self.rows_indexed += len(rows)
@@ -271,7 +294,7 @@ class CatchUpIndexer:
         ended = self._read_state(ended_open_segments, state, sidecar, _TAIL_SWEEP)
         if ended:
             windows = self._read_state(plan_batch, state, sidecar, ended, up_to)
-            self._write_sidecar(store_windows, sidecar, windows)
+            self._write_sidecar(store_windows, sidecar, windows, self._live_windows(state))
 
 
 def _unlinked(fd: int) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UnknownMessageError, UnknownSegmentError
-from ..records import MessageRecord, NewMessage, TokenUsage
+from ..records import MessageRecord, ModelCall, NewMessage
 from ..redaction import redact_secrets
 from .conversations import add_usage
 
@@ -140,7 +140,7 @@ class MessageAppender:
         conn: sqlite3.Connection,
         session_id: str,
         prepared: Sequence[PreparedMessage],
-        usage: TokenUsage | None = None,
+        usage: ModelCall | None = None,
     ) -> list[int]:
         """Insert ``prepared`` into ``session_id`` (or the tip that replaced it) and add ``usage`` to
         ``session_id``'s counters: the step's model call ran on that segment, wherever its rows land."""

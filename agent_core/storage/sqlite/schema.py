@@ -106,6 +106,38 @@ _USAGE_LOG = (
     "CREATE INDEX usage_log_at ON usage_log(at)",
 )
 
+# Each call says which model and why, who caused it (person and platform copied from the conversation, so
+# the row outlives the conversation's deletion) and its priced cost, NULL when the model has no price. SQLite
+# cannot drop NOT NULL from a column, so the table is rebuilt; the old rows keep their ids, take their
+# segment's model and their conversation's person and platform where those still exist, and their cost
+# (always 0, never priced) becomes unknown.
+_USAGE_ATTRIBUTION = (
+    """CREATE TABLE usage_log_attributed (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, session_id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL, cost_usd REAL,
+        model TEXT, kind TEXT NOT NULL DEFAULT 'turn', person_id TEXT, platform TEXT)""",
+    """INSERT INTO usage_log_attributed(id, at, session_id, conversation_id, input_tokens, output_tokens,
+        cache_read_tokens, cache_write_tokens, cost_usd, model, kind, person_id, platform)
+        SELECT u.id, u.at, u.session_id, u.conversation_id, u.input_tokens, u.output_tokens,
+            u.cache_read_tokens, u.cache_write_tokens, NULL, s.model, 'turn', c.person_id, c.platform
+        FROM usage_log u LEFT JOIN sessions s ON s.id = u.session_id
+            LEFT JOIN conversations c ON c.id = u.conversation_id""",
+    "DROP TABLE usage_log",
+    "ALTER TABLE usage_log_attributed RENAME TO usage_log",
+    "CREATE INDEX usage_log_at ON usage_log(at)",
+    "CREATE INDEX usage_log_person_at ON usage_log(person_id, at)",
+)
+
+# Retention (gateway.retention): large tool outputs by age, only those past the stub floor
+# (agent_core.storage.tool_output_stubs.TOOL_OUTPUT_FLOOR_CHARS), so a stubbed output leaves the index;
+# ended conversations by end time, for deleting them after the grace period.
+_RETENTION = (
+    "CREATE INDEX IF NOT EXISTS messages_large_tool_outputs ON messages(created_at) "
+    "WHERE role = 'tool' AND length(content) > 1000",
+    "CREATE INDEX IF NOT EXISTS conversations_ended ON conversations(ended_at) WHERE ended_at IS NOT NULL",
+)
+
 # Release 0.1 kept one ladder of 8 versions for every table of state.db; the agent's ladder keeps that
 # ladder's table and numbers (its steps that only touched the gateway's tables are empty here), so such a
 # database opens as it is. Step 9 (the usage log) takes the agent's ladder past the shared range, so release
@@ -128,6 +160,10 @@ AGENT_LADDER = Ladder(
         Migration(7, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
         Migration(8, "(gateway tables: owned by the gateway's ladder)", _GATEWAY_ONLY),
         Migration(9, "usage: one row per model call, for usage over time", _USAGE_LOG),
+        Migration(
+            10, "usage: model, kind, person, platform and priced cost of each call", _USAGE_ATTRIBUTION
+        ),
+        Migration(11, "retention: large tool outputs by age, ended conversations by end", _RETENTION),
     ),
 )
 LATEST_VERSION = AGENT_LADDER.latest

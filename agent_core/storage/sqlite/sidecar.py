@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .connection import connect
@@ -34,7 +34,36 @@ SIDECAR_DDL = (
 SIDECAR_FORMAT = 2
 _FORMAT_DDL = "CREATE TABLE IF NOT EXISTS sidecar_format (version INTEGER NOT NULL)"
 FTS_TABLES = ("fts_porter", "fts_trigram")
+LiveRows = Callable[[Collection[int], Collection[str]], "Alive"]
+"""Which of the given message ids and segment ids still exist in state.db (read when it is called)."""
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Alive:
+    """The message and segment ids of a batch that still exist in state.db."""
+
+    message_ids: frozenset[int]
+    segment_ids: frozenset[str]
+
+    def windows(self, writes: WindowWrites) -> WindowWrites:
+        """``writes`` without the segments or windows that name something forgotten."""
+        return WindowWrites(
+            tuple(
+                replace(
+                    change, windows=tuple(w for w in change.windows if set(w.message_ids) <= self.message_ids)
+                )
+                for change in writes.segments
+                if change.segment_id in self.segment_ids
+            )
+        )
+
+
+def _message_ids(rows: Sequence[PendingRow], windows: WindowWrites | None) -> set[int]:
+    ids = {row.id for row in rows}
+    for change in windows.segments if windows is not None else ():
+        ids.update(i for window in change.windows for i in window.message_ids)
+    return ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +184,8 @@ def reset(conn: sqlite3.Connection, db_uuid: str, scope: TrigramScope) -> None:
         for table in FTS_TABLES:
             conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
         clear_windows(conn)
+        # Stubs retention recorded for the old index (tool_output_stubs.py) describe nothing any more.
+        conn.execute("DROP TABLE IF EXISTS retention_stubs")
         conn.execute("DELETE FROM sidecar_format")
         conn.execute("INSERT INTO sidecar_format(version) VALUES (?)", (SIDECAR_FORMAT,))
         _set_progress(conn, db_uuid, 0)
@@ -171,13 +202,25 @@ def index_rows(
     db_uuid: str,
     scope: TrigramScope,
     windows: WindowWrites | None = None,
+    live: LiveRows | None = None,
 ) -> None:
     """Add ``rows`` (ascending ids, all newer than the mark) to both indexes, store the windows they
-    complete, and advance the mark, in one transaction."""
-    docs = [(row.id, text) for row in rows if (text := searchable_text(row)) is not None]
-    trigram_docs = [(rowid, part) for rowid, text in docs if (part := trigram_text(text, scope)) is not None]
+    complete, and advance the mark, in one transaction.
+
+    ``live``: asked inside the transaction which of the rows (and of the windows' turns) still exist in
+    state.db; rows and windows of the others (forgotten since they were read, forget.py) are left out."""
     conn.execute("BEGIN IMMEDIATE")
     try:
+        kept = list(rows)
+        if live is not None:
+            alive = live(_message_ids(rows, windows), {row.segment_id for row in rows})
+            kept = [row for row in rows if row.id in alive.message_ids]
+            if windows is not None:
+                windows = alive.windows(windows)
+        docs = [(row.id, text) for row in kept if (text := searchable_text(row)) is not None]
+        trigram_docs = [
+            (rowid, part) for rowid, text in docs if (part := trigram_text(text, scope)) is not None
+        ]
         conn.executemany("INSERT INTO fts_porter(rowid, body) VALUES (?, ?)", docs)
         conn.executemany("INSERT INTO fts_trigram(rowid, body) VALUES (?, ?)", trigram_docs)
         if windows is not None:

@@ -22,6 +22,7 @@ from agent_core.actor import Actor
 from ..audit import MemoryAuditRecord
 from ..cooldowns import CompressionCooldown
 from ..errors import SearchIndexUnavailableError, StateUnavailableError
+from ..forgetting import ForgottenConversations
 from ..health import SearchHealth
 from ..messages import SegmentHistory
 from ..records import (
@@ -29,18 +30,19 @@ from ..records import (
     ConversationRecord,
     EndReason,
     MessageRecord,
+    ModelCall,
     NewMessage,
     NewSegment,
     Principal,
     SegmentRecord,
     StoreStats,
-    TokenUsage,
 )
 from ..search_index import FoundMessage, SearchRequest, SearchScope, SearchSnapshot
 from ..search_windows import Embedder, SemanticStatus
 from . import chain, conversations, fts_query, search_index
 from .cooldowns import clear_cooldown, get_cooldown, put_cooldown
 from .engine import StorePaths
+from .forget import blank_audit_texts, delete_authored_turns, delete_conversations
 from .fts_query import FtsHit, FtsIndexName
 from .integrity import check_at_start
 from .messages import clean_text, conversation_messages, prepare, set_api_content
@@ -224,13 +226,13 @@ class StateStore:
         """
         return await self._write(lambda c: conversations.freeze_system_prompt(c, segment_id, prompt))
 
-    async def add_usage(self, segment_id: str, usage: TokenUsage) -> None:
+    async def add_usage(self, segment_id: str, usage: ModelCall) -> None:
         await self._write(lambda c: conversations.add_usage(c, segment_id, usage))
 
     # -- messages ------------------------------------------------------------------------------
 
     async def append_messages(
-        self, segment_id: str, messages: Sequence[NewMessage], usage: TokenUsage | None = None
+        self, segment_id: str, messages: Sequence[NewMessage], usage: ModelCall | None = None
     ) -> list[int]:
         """Persist one step's messages (and its model call's ``usage``) in one transaction; their ids."""
         return await self._watch(self._workers.append(segment_id, messages, usage))
@@ -277,6 +279,31 @@ class StateStore:
     async def memory_audit(self, person_id: str, *, limit: int = 100) -> list[MemoryAuditRecord]:
         """The person's memory audit records, newest first."""
         return await self._read(lambda c: conversations.memory_audit(c, person_id, limit))
+
+    # -- forgetting ----------------------------------------------------------------------------
+
+    async def forget_conversations(self, conversation_ids: Collection[str]) -> ForgottenConversations:
+        """Delete the conversations with everything derived from them (agent_core.storage.forgetting)."""
+        ids = tuple(dict.fromkeys(conversation_ids))
+        if not ids:
+            return ForgottenConversations()
+        return await self._watch(self._workers.forget(lambda c: delete_conversations(c, ids)))
+
+    async def forget_authored_turns(self, person_id: str) -> int:
+        """Delete the person's remaining user messages with their turns (agent_core.storage.forgetting)."""
+        forgotten = await self._watch(self._workers.forget(lambda c: delete_authored_turns(c, person_id)))
+        return forgotten.messages
+
+    async def forget_memory_audit_texts(self, person_id: str) -> int:
+        """Blank the texts of the person's memory audit records, then empty the WAL that held them."""
+        blanked = await self._write(lambda c: blank_audit_texts(c, person_id))
+        await self.truncate_wal()
+        return blanked
+
+    async def truncate_wal(self) -> bool:
+        """Empty state.db's WAL now, after deletions whose old text its frames still hold (False: readers
+        kept it busy; the checkpointer empties it later)."""
+        return await self._watch(self._workers.truncate_wal())
 
     # -- compression cooldowns -----------------------------------------------------------------
 

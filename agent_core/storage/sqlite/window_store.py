@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..search_windows import (
@@ -140,10 +140,17 @@ def apply_windows(conn: sqlite3.Connection, writes: WindowWrites) -> None:
             conn.execute("DELETE FROM open_segments WHERE segment_id = ?", (change.segment_id,))
 
 
-def store_windows(conn: sqlite3.Connection, writes: WindowWrites) -> None:
-    """Store ``writes`` in a transaction of their own (segments that ended after their last batch)."""
+def store_windows(
+    conn: sqlite3.Connection,
+    writes: WindowWrites,
+    live: Callable[[WindowWrites], WindowWrites] | None = None,
+) -> None:
+    """Store ``writes`` in a transaction of their own (segments that ended after their last batch);
+    ``live``, asked inside the transaction, leaves out what was forgotten since (``sidecar.index_rows``)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
+        if live is not None:
+            writes = live(writes)
         apply_windows(conn, writes)
         conn.execute("COMMIT")
     except BaseException:
@@ -155,6 +162,20 @@ def drop_window(conn: sqlite3.Connection, window_id: int) -> None:
     conn.execute("DELETE FROM window_members WHERE window_id = ?", (window_id,))
     conn.execute("DELETE FROM window_vectors WHERE window_id = ?", (window_id,))
     conn.execute("DELETE FROM windows WHERE id = ?", (window_id,))
+
+
+def live_ids(
+    state: sqlite3.Connection, message_ids: Collection[int], segment_ids: Collection[str]
+) -> tuple[frozenset[int], frozenset[str]]:
+    """Which of the messages and segments exist in state.db now (a forgotten one does not)."""
+    messages = json.dumps(sorted(message_ids))
+    segments = json.dumps(sorted(segment_ids))
+    found = state.execute("SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?))", (messages,))
+    alive = frozenset(int(row[0]) for row in found.fetchall())
+    cursor = state.execute(
+        "SELECT id FROM sessions WHERE id IN (SELECT value FROM json_each(?))", (segments,)
+    )
+    return alive, frozenset(str(row[0]) for row in cursor.fetchall())
 
 
 def ended_open_segments(state: sqlite3.Connection, sidecar: sqlite3.Connection, limit: int) -> list[str]:

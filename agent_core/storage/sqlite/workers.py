@@ -16,11 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from ..errors import StoreClosedError
-from ..records import NewMessage, StoreStats, TokenUsage
+from ..forgetting import ForgottenConversations
+from ..records import ModelCall, NewMessage, StoreStats
 from ..search_windows import Embedder
 from .backpressure import IndexBackpressure
 from .embedder import CatchUpEmbedder
 from .engine import Engine, StorePaths, open_engine, translate_errors
+from .forget import RemovedRows, SidecarHold
 from .indexer import CatchUpIndexer
 from .messages import MessageAppender, prepare
 from .readers import ReaderPool
@@ -28,6 +30,7 @@ from .schema import Ladder
 from .settings import StateSettings
 
 T = TypeVar("T")
+_SIDECAR_HOLD_BUSY_MS = 5000  # a forgetting waits out the indexer's batch for the sidecar's lock
 _LOG = logging.getLogger("agent_core.storage.sqlite")
 
 
@@ -143,7 +146,7 @@ class StoreWorkers:
         return result
 
     async def append(
-        self, session_id: str, messages: Sequence[NewMessage], usage: TokenUsage | None = None
+        self, session_id: str, messages: Sequence[NewMessage], usage: ModelCall | None = None
     ) -> list[int]:
         state = self._require_open()
         self._round_trips += 1
@@ -159,8 +162,37 @@ class StoreWorkers:
             state.reader_pool, lambda: translate_errors(db, lambda: readers.run(fn, with_index=with_index))
         )
 
+    async def forget(self, delete: Callable[[sqlite3.Connection], RemovedRows]) -> ForgottenConversations:
+        """Forget rows (forget.py) on the writer thread: hold the sidecar's write lock, run ``delete`` in one
+        state.db transaction, remove the deleted rows' index entries, then empty both WAL files."""
+        state = self._require_open()
+        self._round_trips += 1
+        return await asyncio.get_running_loop().run_in_executor(
+            state.writer, self._forget_sync, state, delete
+        )
+
+    def _forget_sync(
+        self, state: _Open, delete: Callable[[sqlite3.Connection], RemovedRows]
+    ) -> ForgottenConversations:
+        busy_ms = max(self._settings.busy_timeout_ms, _SIDECAR_HOLD_BUSY_MS)
+        hold = SidecarHold(self._paths.sidecar, busy_ms, _LOG)
+        try:
+            removed = state.engine.write(delete)
+        except BaseException:
+            hold.abandon()
+            raise
+        hold.finish(removed)
+        if not state.engine.truncate_wal():
+            _LOG.warning("state.db's WAL stayed busy after a forgetting; the next checkpoint empties it")
+        return removed.counts
+
+    async def truncate_wal(self) -> bool:
+        """Empty state.db's WAL now (engine.Engine.truncate_wal), on the writer thread."""
+        state = self._require_open()
+        return await asyncio.get_running_loop().run_in_executor(state.writer, state.engine.truncate_wal)
+
     def _append_sync(
-        self, state: _Open, session_id: str, messages: Sequence[NewMessage], usage: TokenUsage | None
+        self, state: _Open, session_id: str, messages: Sequence[NewMessage], usage: ModelCall | None
     ) -> list[int]:
         now = time.time()
         # Redaction and encoding happen before the write lock is taken, never inside it.

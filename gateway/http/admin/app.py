@@ -22,11 +22,13 @@ from gateway.http.readiness import ReadinessCheck
 from .api import admin_router
 from .backend import AdminBackend
 from .clock import ConsoleClock
+from .erase_api import erase_router
 from .export_routes import export_api_router, export_console_routes
 from .guards import ConsoleGuard, SignInRequired, sign_in_location
 from .openapi_docs import docs_routes
 from .pages_auth import auth_routes
 from .pages_conversations import conversation_routes
+from .pages_erase import erase_routes
 from .pages_operations import operations_routes
 from .pages_overview import overview_routes
 from .pages_persons import person_routes
@@ -36,6 +38,7 @@ from .problems import install_handlers
 from .rendering import ConsolePages
 from .schedules_api import schedule_router
 from .sessions import ConsoleSessions
+from .usage_api import usage_router
 
 _PAGES = frozenset({"/", "/sign-in", "/sign-out"})
 
@@ -71,6 +74,10 @@ def admin_app(
     api = admin_router(backend, bearer)
     if backend.schedules is not None:
         api.include_router(schedule_router(backend.schedules, bearer))
+    if backend.usage is not None:
+        api.include_router(usage_router(backend.usage, backend.reads, backend.usage_zone, bearer))
+    if backend.eraser is not None:
+        api.include_router(erase_router(backend.eraser, bearer))
     api.include_router(export_api_router(backend, bearer))
     site = APIRouter()
     auth_routes(site, console)
@@ -80,6 +87,8 @@ def admin_app(
     export_console_routes(site, backend)
     operations_routes(site, console)
     schedule_routes(site, console)
+    if backend.eraser is not None:
+        erase_routes(site, console, backend.eraser)
     docs_routes(site, console, api, bearer)
     app.include_router(site)
     app.include_router(api)

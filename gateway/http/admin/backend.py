@@ -12,11 +12,14 @@ from agent_core.search import SessionSearch
 from agent_core.skills import SkillStore
 from agent_core.storage import AgentStorage
 from gateway.config import AdminSettings
+from gateway.erasure import PersonEraser
 from gateway.export import PersonExporter
 from gateway.schedules import ScheduleBook
 from gateway.storage.adapter_leases import AdapterLeaseRepository
 from gateway.storage.admin_reads import AdminReads
+from gateway.storage.budgets import BudgetLedger
 from gateway.storage.console_reads import ConsoleReads
+from gateway.storage.usage_reads import UsageReads
 
 
 class PairingBook(Protocol):
@@ -35,8 +38,10 @@ class AdminBackend:
 
     ``console`` (full transcripts, activity, usage, the audit log), ``skills`` and ``leases`` (who runs each
     polling adapter) feed the console's pages; without them those pages answer 503 saying what is missing.
-    ``schedules`` adds the schedules API (``schedules_api.py``); ``export`` the person download
-    (``export_routes.py``).
+    ``schedules`` adds the schedules API (``schedules_api.py``); ``usage`` the usage API (``usage_api.py``)
+    and the console's cost figures, with days counted in ``usage_timezone`` (None: ``settings.timezone``);
+    ``budgets`` shows who is over budget until when (overview and person pages); ``eraser`` the erasure
+    of a person; ``export`` the person download (``export_routes.py``).
     """
 
     reads: AdminReads
@@ -48,8 +53,19 @@ class AdminBackend:
     skills: SkillStore | None = None
     leases: AdapterLeaseRepository | None = None
     schedules: ScheduleBook | None = None
+    budgets: BudgetLedger | None = None
     export: PersonExporter | None = None
     settings: AdminSettings = field(default_factory=AdminSettings)
+    usage: UsageReads | None = None
+    usage_timezone: str | None = None
+
+    @property
+    def usage_zone(self) -> str:
+        """The zone usage days and months are counted in."""
+        return self.usage_timezone or self.settings.timezone
+
+    eraser: PersonEraser | None = None
+    """Erasure of one person (``erase_api.py``, ``pages_erase.py``); None: not offered here."""
 
 
 def operator(person_id: str, label: str) -> Actor:

@@ -1,6 +1,6 @@
 """The console's overview page: health of every component and adapter (with the host that owns each leased
 adapter), queue depth, turns and errors over the last 24 hours, delivery failures, memory providers, and
-model tokens (cache reads included) since midnight in the console's time zone.
+model tokens (cache reads included) and cost since midnight in the usage zone, with today's top spenders.
 
 Invariants: every figure is read at request time from the database (so every host shows the same queue,
 turns and usage) or from this process's live components (adapter connections, provider health); a
@@ -18,6 +18,8 @@ from starlette.responses import Response
 from gateway.http.metrics import Metrics
 from gateway.http.readiness import ReadinessCheck
 from gateway.storage.console_reads import ActivityBucket
+from gateway.storage.usage_reads import UsageGroup, UsageQuery
+from gateway.usage import UsageCalendar
 
 from .guards import SignedIn
 from .pages_support import Console, console_reads
@@ -25,6 +27,7 @@ from .pages_support import Console, console_reads
 _HOURS = 24
 _CHART_HEIGHT = 120
 _BAR_WIDTH = 24
+_TOP_SPENDERS = 5
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,11 @@ def overview_routes(
         labels = [clock.local(since + hour * 3600).strftime("%H") for hour in range(_HOURS)]
         bars, tallest = activity_chart(await store.activity(since=since, bucket_s=3600), since, labels)
         failures = await store.failed_deliveries(limit=5)
+        midnight = UsageCalendar(backend.usage_zone, now=clock.now).today()[0]
+        spenders = None
+        if backend.usage is not None:
+            query = UsageQuery(since=midnight, group=UsageGroup.PERSON, timezone=backend.usage_zone)
+            spenders = await backend.usage.usage_report(query)
         return console.render(
             request,
             "overview.html",
@@ -133,7 +141,11 @@ def overview_routes(
             deliveries_failed_24h=sum(b.deliveries_failed for b in bars),
             failures=failures,
             providers=list(metrics.provider_health()) if metrics is not None else [],
-            today=await store.usage_since(clock.day_start()),
+            today=await store.usage_since(midnight),
+            spenders=spenders,
+            top_spenders=_TOP_SPENDERS,
+            usage_zone=backend.usage_zone,
             conversation_count=(await reads.conversations(limit=1)).total,
             pending_pairing=len(await backend.pairing.list_pending()) if backend.pairing else 0,
+            over_budget=await backend.budgets.holds(now) if backend.budgets else [],
         )

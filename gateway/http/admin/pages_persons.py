@@ -1,5 +1,6 @@
-"""The console's person pages: the paged list, and one person's accounts and ``/link`` history, memory
-stores with usage meters, conversations and audit trail; editing memory with a diff before saving.
+"""The console's person pages: the paged list, and one person's accounts and ``/link`` history, model
+usage and cost (this month, per day and per model), memory stores with usage meters, conversations and audit
+trail; editing memory with a diff before saving.
 
 Invariants: a console edit is applied by the same ``MemoryStores`` call a tool write makes, as an operator
 ``Actor`` for that person audited as ``admin:console`` — threat-scanned, locked, and recorded in the audit
@@ -9,15 +10,20 @@ entry is replaced by its full text as shown, so an entry changed meanwhile is re
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal, cast
 
 from fastapi import APIRouter, HTTPException, Request
 from starlette.responses import Response
 
 from agent_core.memory import MemoryStoreError, StoreView
+from gateway.storage.usage_reads import UsageGroup, UsageLine, UsageQuery, UsageReport
+from gateway.usage import UsageCalendar
 
 from .api import MemoryEdit, apply_memory_edit
-from .backend import operator
+from .backend import AdminBackend, operator
 from .guards import CheckedForm, ConsoleForm, SignedIn
 from .pages_support import Console, console_reads, see_other
 from .rendering import PAGE_SIZE, Pager, page_offset
@@ -27,6 +33,7 @@ CONSOLE_WRITER = "admin:console"
 _SMALL_PAGE = 20
 _TARGETS = ("memory", "user", "global")
 _ACTIONS = ("add", "replace", "remove")
+_USAGE_DAYS = 30
 
 
 def person_routes(router: APIRouter, console: Console) -> None:
@@ -52,20 +59,24 @@ def person_routes(router: APIRouter, console: Console) -> None:
         offset = page_offset(request)
         audit_offset = page_offset(request, "audit_offset")
         talks = await backend.reads.conversations(person_id=person_id, limit=_SMALL_PAGE, offset=offset)
+        usage = await person_usage(backend, person_id, console.pages.clock.now)
         audit = await reads.audit_log(person_id=person_id, limit=_SMALL_PAGE, offset=audit_offset)
         return console.render(
             request,
             "person.html",
             session,
             row=row,
+            usage=usage,
             links=await reads.link_history(person_id),
             stores=await stores(person_id),
+            over_budget=await backend.budgets.holds(time.time(), person_id) if backend.budgets else [],
             talks=talks,
             talks_pager=Pager.of(request, talks.total, offset=offset, limit=_SMALL_PAGE),
             audit=[(record, word_diff(record.old_text, record.new_text)) for record in audit.rows],
             audit_pager=Pager.of(
                 request, audit.total, offset=audit_offset, limit=_SMALL_PAGE, param="audit_offset"
             ),
+            can_erase=backend.eraser is not None,
         )
 
     @router.get("/ui/persons/{person_id}/memory/edit", include_in_schema=False)
@@ -110,6 +121,33 @@ def person_routes(router: APIRouter, console: Console) -> None:
             old_text=edit.old_text, content=edit.content or "", preview=None,
             error=result.error or "The memory store refused this change.", action=edit.action,
         )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PersonSpend:
+    """What the person page shows of a person's spend: this month in total, per day over the last
+    ``_USAGE_DAYS`` days, and per model this month."""
+
+    zone: str
+    month: UsageLine
+    days: UsageReport
+    models: UsageReport
+
+
+async def person_usage(backend: AdminBackend, person_id: str, now: Callable[[], float]) -> PersonSpend | None:
+    if backend.usage is None:
+        return None
+    zone = backend.usage_zone
+    calendar = UsageCalendar(zone, now=now)
+    month_start, month_end = calendar.this_month()
+    since = calendar.parse(f"{_USAGE_DAYS}d")
+    by_day = UsageQuery(since=since, group=UsageGroup.DAY, person_id=person_id, timezone=zone)
+    by_model = UsageQuery(
+        since=month_start, until=month_end, group=UsageGroup.MODEL, person_id=person_id, timezone=zone
+    )
+    days = await backend.usage.usage_report(by_day)
+    models = await backend.usage.usage_report(by_model)
+    return PersonSpend(zone, models.total, days, models)
 
 
 def _store(views: tuple[StoreView, ...], target: str) -> StoreView:

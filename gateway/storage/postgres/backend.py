@@ -33,6 +33,7 @@ from agent_core.storage.records import StoreStats
 from agent_core.storage.search_index import SearchIndex
 from agent_core.storage.search_windows import Embedder
 from gateway.storage.admin_reads import AdminReads
+from gateway.storage.budgets import BudgetLedger
 from gateway.storage.chat_conversations import ChatConversations
 from gateway.storage.checkpoints import CheckpointRepository
 from gateway.storage.console_reads import ConsoleReads
@@ -43,21 +44,26 @@ from gateway.storage.pairing import PairingRepository
 from gateway.storage.person_data import PersonData
 from gateway.storage.queue import InboundLedger, TurnQueueRepository
 from gateway.storage.schedules import ScheduleRepository
+from gateway.storage.usage_reads import UsageReads
 
 from .adapter_leases import PgAdapterLeases
 from .admin_reads import PgAdminReads
+from .budgets import PgBudgetLedger
 from .chat_conversations import PgChatConversations
 from .checkpoints import PgCheckpoints
 from .client_keys import PgClientKey
 from .console_reads import PgConsoleReads
+from .erasure import PgErasure
 from .importer import PgTranscriptImport
 from .outbox import PgOutbox
 from .pairing import PgPairing
 from .person_data import PgPersonData
 from .persons import PgIdentity
 from .queue import PgTurnQueue
+from .retention import PgRetention
 from .schedules import PgSchedules
 from .schema import GATEWAY_LADDER
+from .usage_reads import PgUsageReads
 from .wakeups import PgWakeups
 
 LADDERS = (AGENT_LADDER, GATEWAY_LADDER)
@@ -105,13 +111,17 @@ class PostgresStorage:
         self.checkpoints: CheckpointRepository = PgCheckpoints(db)
         self.adapter_leases = PgAdapterLeases(db)
         self.client_key = PgClientKey(db)
+        self.erasure = PgErasure(db)
         self.wakeups = PgWakeups(db)
         self.admin: AdminReads = PgAdminReads(db)
         self.chats: ChatConversations = PgChatConversations(db)
         self.console: ConsoleReads = PgConsoleReads(db)
+        self.usage: UsageReads = PgUsageReads(db)
         self.person_data: PersonData = PgPersonData(db)
         self.imports: TranscriptImport = PgTranscriptImport(db)
         self.schedules: ScheduleRepository = PgSchedules(db)
+        self.budgets: BudgetLedger = PgBudgetLedger(db)
+        self.retention = PgRetention(db)
 
     def stats(self) -> StoreStats:
         """This process's counters; ``round_trips`` counts transactions (each several network hops)."""

@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent_core.storage.postgres.engine import Conn
+from gateway.storage.budgets import BudgetGate, Verdict
 from gateway.storage.queue import ClaimedJob, TipTail
 
 from .admission import JOBS_CHANNEL, job_actor, release_pending
+from .budgets import budget_decision, refuse_job
 from .outbox import add_outbox, is_message_queued
 
 WORKER_LOST_TEXT = "Sorry — I couldn't finish answering that. Please send it again."
@@ -81,21 +83,82 @@ async def has_runnable(conn: Conn) -> bool:
 
 
 async def claim_jobs(
-    conn: Conn, holder: str, *, lease_s: float, limit: int, max_attempts: int
+    conn: Conn,
+    holder: str,
+    *,
+    lease_s: float,
+    limit: int,
+    max_attempts: int,
+    budget: BudgetGate | None = None,
 ) -> list[ClaimedJob]:
-    """Claim up to ``limit`` runnable jobs, one per conversation, each under a fresh lease."""
+    """Claim up to ``limit`` runnable jobs, one per conversation, each under a fresh lease; with a
+    ``budget``, a job its budget refuses is closed with its notice and one that must wait stays queued."""
     await _reap_expired(conn, max_attempts)
     if limit <= 0:
         return []
-    cursor = await conn.execute(_CANDIDATES, (limit + _CANDIDATE_SLACK, limit))
-    claimed = []
+    locked = limit if budget is None else limit + _CANDIDATE_SLACK
+    cursor = await conn.execute(_CANDIDATES, (limit + _CANDIDATE_SLACK, locked))
+    claimed: list[ClaimedJob] = []
+    now = await _server_now(conn) if budget is not None else 0.0
     for conversation_id, tip_segment in await cursor.fetchall():
+        if len(claimed) >= limit:
+            break
+        if budget is not None and not await _admitted(
+            conn, budget, holder, str(conversation_id), str(tip_segment), now
+        ):
+            continue
         job = await _take_oldest(conn, str(conversation_id), holder, lease_s)
         if job is not None:
             await release_pending(conn, job.conversation_id, job.id, str(tip_segment))
             tail = await tip_tail(conn, job.conversation_id)
             claimed.append(ClaimedJob(job.id, job.actor, job.chat_ref, job.reply_to, job.attempts, tail=tail))
     return claimed
+
+
+async def _server_now(conn: Conn) -> float:
+    row = await (await conn.execute("SELECT mg_now()")).fetchone()
+    return float(row[0]) if row is not None else 0.0
+
+
+async def _admitted(
+    conn: Conn, budget: BudgetGate, holder: str, conversation_id: str, tip_segment: str, now: float
+) -> bool:
+    """Ask the budget about the conversation's oldest job (its row lock is held) if it will call the
+    model: run it, leave it queued, or refuse it here."""
+    cursor = await conn.execute(
+        "SELECT id, person_id, is_admin, platform, chat_ref, reply_to FROM turn_jobs "
+        "WHERE conversation_id = %s AND state = 'queued' ORDER BY id LIMIT 1",
+        (conversation_id,),
+    )
+    row = await cursor.fetchone()
+    if row is None:
+        return True  # nothing left to take; _take_oldest finds the same
+    job_id = int(row[0])
+    if not await _calls_model(conn, conversation_id, job_id):
+        return True
+    actor = job_actor(conversation_id, row[1], row[2], row[3])
+    decision = await budget_decision(conn, budget, actor, now)
+    if decision.verdict is Verdict.ADMIT:
+        return True
+    if decision.refusal is not None:
+        await release_pending(conn, conversation_id, job_id, tip_segment)
+        await refuse_job(conn, job_id, holder, actor, (row[4], row[5]), decision.refusal)
+    return False
+
+
+async def _calls_model(conn: Conn, conversation_id: str, job_id: int) -> bool:
+    """Whether running the job calls the model: not when what it answers is already an assistant message
+    (a scheduled fixed message, or a reply a previous run stored), which the lane just queues."""
+    cursor = await conn.execute(
+        "SELECT role FROM pending_messages WHERE conversation_id = %s AND job_id = %s "
+        "ORDER BY id DESC LIMIT 1",
+        (conversation_id, job_id),
+    )
+    held = await cursor.fetchone()
+    if held is not None:
+        return str(held[0]) != "assistant"
+    tail = await tip_tail(conn, conversation_id)
+    return tail is None or tail.role != "assistant" or tail.has_tool_calls
 
 
 async def _take_oldest(conn: Conn, conversation_id: str, holder: str, lease_s: float) -> ClaimedJob | None:

@@ -21,6 +21,7 @@ from agent_core.storage.postgres.conversations import tip_segment_id
 from agent_core.storage.postgres.engine import Conn, PgDatabase
 from agent_core.storage.postgres.messages import PreparedMessage, insert_messages, prepare
 from agent_core.storage.records import NewMessage
+from gateway.storage.budgets import BudgetGate
 from gateway.storage.queue import (
     AdmissionRule,
     ClaimedJob,
@@ -61,7 +62,14 @@ class PgTurnQueue:
         return await self._db.run_write(lambda c: enqueue_turn(c, request, message, rule))
 
     async def claim(
-        self, holder: str, *, lease_s: float, limit: int, max_attempts: int, expect_work: bool = False
+        self,
+        holder: str,
+        *,
+        lease_s: float,
+        limit: int,
+        max_attempts: int,
+        expect_work: bool = False,
+        budget: BudgetGate | None = None,
     ) -> list[ClaimedJob]:
         if limit <= 0:
             return []
@@ -70,7 +78,9 @@ class PgTurnQueue:
         if not expect_work and not await self._read(has_runnable):
             return []
         return await self._db.run_write(
-            lambda c: claim_jobs(c, holder, lease_s=lease_s, limit=limit, max_attempts=max_attempts)
+            lambda c: claim_jobs(
+                c, holder, lease_s=lease_s, limit=limit, max_attempts=max_attempts, budget=budget
+            )
         )
 
     async def renew(self, holder: str, conversation_ids: Sequence[str], *, lease_s: float) -> list[str]:

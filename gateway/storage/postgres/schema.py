@@ -127,6 +127,35 @@ _CLIENT_KEY: tuple[LiteralString, ...] = (
         created_at double precision NOT NULL)""",
 )
 
+# Budgets: one notice per person, limit and period (the primary key is the "notified for this period"
+# guard, and its rows with a future reset are the refusals in force), refusals counted by scope kind, a
+# person's recent jobs found by index (their largest recent turn is the budget's estimate), and each scope's
+# spend settled in 15-minute slots up to its watermark (so a decision never sums a whole month of usage).
+_BUDGETS: tuple[LiteralString, ...] = (
+    """CREATE TABLE budget_notices (
+        person_id text NOT NULL, scope_key text NOT NULL, limit_name text NOT NULL,
+        period_start double precision NOT NULL, resets_at double precision NOT NULL,
+        notified_at double precision NOT NULL, job_id bigint,
+        PRIMARY KEY (person_id, scope_key, limit_name, period_start))""",
+    "CREATE INDEX budget_notices_resets ON budget_notices(resets_at)",
+    "CREATE TABLE budget_refusals (scope_kind text PRIMARY KEY, refused bigint NOT NULL)",
+    "CREATE INDEX turn_jobs_person ON turn_jobs(person_id, id)",
+    """CREATE TABLE budget_slots (
+        scope_key text NOT NULL, slot_start double precision NOT NULL, usd double precision NOT NULL,
+        tokens bigint NOT NULL, PRIMARY KEY (scope_key, slot_start))""",
+    "CREATE TABLE budget_watermarks (scope_key text PRIMARY KEY, settled_until double precision NOT NULL)",
+)
+
+# Retention (gateway.retention): ledger rows by age; the run's lease and last finish (one row, the server's
+# clock); what retention removed, per kind, so counts derived from rows stay monotonic once rows go.
+_RETENTION: tuple[LiteralString, ...] = (
+    "CREATE INDEX inbound_events_received ON inbound_events(received_at)",
+    """CREATE TABLE retention_run (
+        id smallint PRIMARY KEY CHECK (id = 1), holder text, expires_at double precision NOT NULL DEFAULT 0,
+        finished_at double precision)""",
+    "CREATE TABLE retention_totals (kind text PRIMARY KEY, removed bigint NOT NULL DEFAULT 0)",
+)
+
 GATEWAY_LADDER = PgLadder(
     owner="gateway",
     version_table="gateway_schema_version",
@@ -144,5 +173,9 @@ GATEWAY_LADDER = PgLadder(
         ),
         PgMigration(4, "gateway: the client key every host hashes cookies and API tokens with", _CLIENT_KEY),
         PgMigration(5, "schedules: reminders and scheduled turns, their runs, time zones", _SCHEDULES),
+        PgMigration(
+            6, "budgets: notices per limit and period, refusals, recent jobs, settled spend", _BUDGETS
+        ),
+        PgMigration(7, "retention: ledger by age, the run's lease, removed totals", _RETENTION),
     ),
 )

@@ -26,18 +26,22 @@ from gateway.storage.wakeups import NoWakeups
 
 from .adapter_leases import SqliteAdapterLeases
 from .admin_reads import SqliteAdminReads
+from .budgets import SqliteBudgetLedger
 from .chat_conversations import SqliteChatConversations
 from .checkpoints import SqliteCheckpoints
 from .client_key_file import KEY_FILENAME, ClientKeyFile
 from .console_reads import SqliteConsoleReads
+from .erasure import SqliteErasure
 from .importer import SqliteTranscriptImport
 from .jobs import SqliteTurnQueue
 from .outbox import SqliteOutbox
 from .pairing import SqlitePairing
 from .person_data import SqlitePersonData
 from .persons import SqliteIdentity
+from .retention import SqliteRetention
 from .schedules import SqliteSchedules
 from .schema import GATEWAY_LADDER
+from .usage_reads import SqliteUsageReads
 
 
 def open_state_store(
@@ -86,9 +90,13 @@ class SqliteStorage:
         self.admin = SqliteAdminReads(state)
         self.chats = SqliteChatConversations(state)
         self.console = SqliteConsoleReads(state)
+        self.usage = SqliteUsageReads(state)
         self.person_data = SqlitePersonData(state)
         self.imports = SqliteTranscriptImport(state)
         self.schedules = SqliteSchedules(state)
+        self.budgets = SqliteBudgetLedger(state)
+        self.retention = SqliteRetention(state)
+        self.erasure = SqliteErasure(state)
 
     def stats(self) -> StoreStats:
         """This process's state.db counters (write retries, commits, round trips, indexer activity)."""

@@ -11,12 +11,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from gateway.storage.budgets import BudgetGate, Verdict
 from gateway.storage.queue import ClaimedJob, TipTail
 
 from .admission import job_actor, release_pending
+from .budgets import budget_decision, refuse_job
 from .outbox import add_outbox, is_message_queued
 
 WORKER_LOST_TEXT = "Sorry — I couldn't finish answering that. Please send it again."
+_CANDIDATE_SLACK = 16  # conversations looked at beyond ``limit`` when a budget may leave some queued
 
 
 def has_runnable(conn: sqlite3.Connection, now: float) -> bool:
@@ -31,9 +34,17 @@ def has_runnable(conn: sqlite3.Connection, now: float) -> bool:
 
 
 def claim_jobs(
-    conn: sqlite3.Connection, holder: str, *, now: float, lease_s: float, limit: int, max_attempts: int
+    conn: sqlite3.Connection,
+    holder: str,
+    *,
+    now: float,
+    lease_s: float,
+    limit: int,
+    max_attempts: int,
+    budget: BudgetGate | None = None,
 ) -> list[ClaimedJob]:
-    """Claim up to ``limit`` runnable jobs, one per conversation, each under a fresh lease."""
+    """Claim up to ``limit`` runnable jobs, one per conversation, each under a fresh lease; with a
+    ``budget``, a job its budget refuses is closed with its notice and one that must wait stays queued."""
     _reap_expired(conn, now, max_attempts)
     if limit <= 0:
         return []
@@ -41,10 +52,14 @@ def claim_jobs(
         "SELECT conversation_id, min(id) FROM turn_jobs j WHERE state = 'queued' AND NOT EXISTS "
         "(SELECT 1 FROM leases l WHERE l.conversation_id = j.conversation_id) "
         "GROUP BY conversation_id ORDER BY min(id) LIMIT ?",
-        (limit,),
+        (limit if budget is None else limit + _CANDIDATE_SLACK,),
     ).fetchall()
-    claimed = []
+    claimed: list[ClaimedJob] = []
     for conversation_id, job_id in candidates:
+        if len(claimed) >= limit:
+            break
+        if budget is not None and not _admitted(conn, budget, holder, str(conversation_id), int(job_id), now):
+            continue
         conn.execute(
             "UPDATE turn_jobs SET state = 'running', claimed_by = ?, started_at = ?, finished_at = NULL, "
             "attempts = attempts + 1, interrupt = 0 WHERE id = ?",
@@ -57,6 +72,38 @@ def claim_jobs(
         release_pending(conn, conversation_id, int(job_id))
         claimed.append(_claimed(conn, int(job_id)))
     return claimed
+
+
+def _admitted(
+    conn: sqlite3.Connection, budget: BudgetGate, holder: str, conversation_id: str, job_id: int, now: float
+) -> bool:
+    """Ask the budget about a job that will call the model: run it, leave it queued, or refuse it here."""
+    if not _calls_model(conn, conversation_id, job_id):
+        return True
+    row = conn.execute(
+        "SELECT person_id, is_admin, platform, chat_ref, reply_to FROM turn_jobs WHERE id = ?", (job_id,)
+    ).fetchone()
+    actor = job_actor(conversation_id, row[0], row[1], row[2])
+    decision = budget_decision(conn, budget, actor, now)
+    if decision.verdict is Verdict.ADMIT:
+        return True
+    if decision.refusal is not None:
+        release_pending(conn, conversation_id, job_id)
+        refuse_job(conn, job_id, holder, actor, (row[3], row[4]), decision.refusal, now)
+    return False
+
+
+def _calls_model(conn: sqlite3.Connection, conversation_id: str, job_id: int) -> bool:
+    """Whether running the job calls the model: not when what it answers is already an assistant message
+    (a scheduled fixed message, or a reply a previous run stored), which the lane just queues."""
+    held = conn.execute(
+        "SELECT role FROM pending_messages WHERE conversation_id = ? AND job_id = ? ORDER BY id DESC LIMIT 1",
+        (conversation_id, job_id),
+    ).fetchone()
+    if held is not None:
+        return str(held[0]) != "assistant"
+    tail = tip_tail(conn, conversation_id)
+    return tail is None or tail.role != "assistant" or tail.has_tool_calls
 
 
 def _reap_expired(conn: sqlite3.Connection, now: float, max_attempts: int) -> None:

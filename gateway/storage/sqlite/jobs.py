@@ -18,6 +18,7 @@ from agent_core.storage.records import NewMessage
 from agent_core.storage.sqlite import StateStore
 from agent_core.storage.sqlite.conversations import live_conversation, tip_segment_id
 from agent_core.storage.sqlite.messages import PreparedMessage, insert_messages, prepare
+from gateway.storage.budgets import BudgetGate
 from gateway.storage.queue import (
     AdmissionRule,
     ClaimedJob,
@@ -61,7 +62,14 @@ class SqliteTurnQueue:
         return await self._state.run_write(lambda c: enqueue_turn(c, request, message, rule, now))
 
     async def claim(
-        self, holder: str, *, lease_s: float, limit: int, max_attempts: int, expect_work: bool = False
+        self,
+        holder: str,
+        *,
+        lease_s: float,
+        limit: int,
+        max_attempts: int,
+        expect_work: bool = False,
+        budget: BudgetGate | None = None,
     ) -> list[ClaimedJob]:
         if limit <= 0:
             return []
@@ -71,7 +79,13 @@ class SqliteTurnQueue:
             return []
         return await self._state.run_write(
             lambda c: claim_jobs(
-                c, holder, now=self._clock(), lease_s=lease_s, limit=limit, max_attempts=max_attempts
+                c,
+                holder,
+                now=self._clock(),
+                lease_s=lease_s,
+                limit=limit,
+                max_attempts=max_attempts,
+                budget=budget,
             )
         )
 

@@ -161,6 +161,39 @@ _CHAT_WINDOWS = (
 )
 
 
+# Budgets: one notice per person, limit and period (the primary key is the "notified for this period"
+# guard, and its rows with a future reset are the refusals in force), refusals counted by scope kind, a
+# person's recent jobs found by index (their largest recent turn is the budget's estimate), and each scope's
+# spend settled in 15-minute slots up to its watermark (so a decision never sums a whole month of usage).
+_BUDGETS = (
+    """CREATE TABLE budget_notices (
+        person_id TEXT NOT NULL, scope_key TEXT NOT NULL, limit_name TEXT NOT NULL,
+        period_start REAL NOT NULL, resets_at REAL NOT NULL, notified_at REAL NOT NULL, job_id INTEGER,
+        PRIMARY KEY (person_id, scope_key, limit_name, period_start)) WITHOUT ROWID""",
+    "CREATE INDEX budget_notices_resets ON budget_notices(resets_at)",
+    "CREATE TABLE budget_refusals (scope_kind TEXT PRIMARY KEY, refused INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE INDEX turn_jobs_person ON turn_jobs(person_id, id)",
+    """CREATE TABLE budget_slots (
+        scope_key TEXT NOT NULL, slot_start REAL NOT NULL, usd REAL NOT NULL, tokens INTEGER NOT NULL,
+        PRIMARY KEY (scope_key, slot_start)) WITHOUT ROWID""",
+    """CREATE TABLE budget_watermarks (
+        scope_key TEXT PRIMARY KEY, settled_until REAL NOT NULL) WITHOUT ROWID""",
+)
+
+# Retention (gateway.retention): ledger rows and finished jobs by age, so pruning is an index range; the
+# run's lease and last finish (one row); what retention removed, per kind, so counts derived from rows
+# (finished turns, given-up replies) stay monotonic once their rows are gone.
+_RETENTION = (
+    "CREATE INDEX IF NOT EXISTS inbound_events_received ON inbound_events(received_at)",
+    "CREATE INDEX IF NOT EXISTS turn_jobs_finished ON turn_jobs(finished_at) WHERE finished_at IS NOT NULL",
+    """CREATE TABLE retention_run (
+        id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT, expires_at REAL NOT NULL DEFAULT 0,
+        finished_at REAL)""",
+    """CREATE TABLE retention_totals (
+        kind TEXT PRIMARY KEY, removed INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID""",
+)
+
+
 GATEWAY_LADDER = Ladder(
     owner="gateway",
     version_table="gateway_schema_version",
@@ -178,5 +211,9 @@ GATEWAY_LADDER = Ladder(
         Migration(10, "queue: held messages keep their request bytes (api_content)", _HELD_REQUEST_BYTES),
         Migration(11, "chat windows: command text of command replies, reopened conversations", _CHAT_WINDOWS),
         Migration(12, "schedules: reminders and scheduled turns, their runs, time zones", _SCHEDULES),
+        Migration(
+            13, "budgets: notices per limit and period, refusals, recent jobs, settled spend", _BUDGETS
+        ),
+        Migration(14, "retention: ledger and jobs by age, the run's lease, removed totals", _RETENTION),
     ),
 )

@@ -93,3 +93,23 @@ async def test_honcho_down_at_start_up_starts_degraded_not_dead(home: Path) -> N
         async with manager:
             assert await manager.recall(Actor(person_id="ada", conversation_id="c"), "hi") is None
             assert manager.health().degraded
+
+
+async def test_forgetting_a_person_deletes_their_sessions_and_conclusions_about_them() -> None:
+    async with FakeHonchoServer() as server:
+        settings = HonchoProviderSettings(api_key=SecretStr(server.api_key), base_url=server.base_url)
+        provider = HonchoProvider(settings)
+        await provider.initialize()
+        try:
+            for person in ("ada", "bob"):
+                ctx = ProviderContext(person, f"cv-{person}", "test")
+                await provider.sync_turn(ctx, f"{person} hi", "ok")
+                peer = provider.person_peer_id(person)
+                server.add_conclusion(settings.agent_peer_id, peer, f"{person} likes tea")
+                server.add_conclusion(peer, peer, f"{person} about themself")
+            await provider.forget_person("ada", ["cv-ada"])
+        finally:
+            await provider.shutdown()
+    assert set(server.sessions) == {"cv-bob"}
+    assert {m["session_id"] for m in server.messages} == {"cv-bob"}
+    assert [c["content"] for c in server.conclusions] == ["bob likes tea", "bob about themself"]

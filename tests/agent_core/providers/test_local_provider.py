@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agent_core.agent import ReplyDelta, TurnFinished
-from agent_core.llm import ScriptedClient, ScriptStep, TextDelta
+from agent_core.llm import ScriptedClient, ScriptStep, TextDelta, UsageEvent
+from agent_core.metering import UsageRecorder
 from agent_core.providers import (
     LocalProvider,
     MemoryManager,
@@ -14,6 +17,9 @@ from agent_core.providers import (
     build_provider,
 )
 from agent_core.storage import Principal
+from agent_core.storage.sqlite import StateStore
+from gateway.storage.sqlite.usage_reads import SqliteUsageReads
+from gateway.storage.usage_reads import UsageGroup, UsageQuery
 
 from .harness import provider_harness
 
@@ -147,3 +153,28 @@ async def test_an_echoed_fence_split_across_chunks_never_reaches_the_user(home: 
         assert isinstance(final, TurnFinished) and final.text == shown
         stored = [m.content for m in await agent.messages(conversation) if m.role == "assistant"]
         assert stored == [shown]
+
+
+async def test_an_extraction_call_is_charged_to_the_turns_conversation(home: Path) -> None:
+    spent = UsageEvent(input_tokens=500, output_tokens=20)
+    extractor = ScriptedClient(
+        [ScriptStep.reply("- Ada runs", usage=spent)], name="anthropic:claude-haiku-4-5"
+    )
+    async with StateStore(home) as store:
+        conversation = await store.ensure_conversation(
+            "test:dm:ada", Principal(person_id="ada", platform="test")
+        )
+        provider = build_provider(SETTINGS, home=home, extractor=extractor, usage=UsageRecorder(store))
+        manager = MemoryManager([provider] if provider is not None else [], settings=SETTINGS)
+        async with manager:
+            manager.turn_completed(ProviderContext("ada", conversation.id), "I run", "Nice.")
+            await manager.drain(5.0)
+        report = await SqliteUsageReads(store).usage_report(UsageQuery(since=0, group=UsageGroup.KIND))
+    (line,) = report.lines
+    assert (line.key, line.calls, line.input_tokens, line.output_tokens) == (
+        "provider_extraction",
+        1,
+        500,
+        20,
+    )
+    assert line.cost_usd == pytest.approx((500 * 1.0 + 20 * 5.0) / 1e6)  # claude-haiku-4-5's default price

@@ -52,3 +52,18 @@ async def test_adds_are_scoped_by_user_and_search_never_crosses_people(home: Pat
     assert searches[-1].body["filters"]["user_id"] == "bob"
     assert server.calls_to("GET", "/v1/ping"), "the client checks its key at start-up"
     assert all(c.headers["authorization"] == f"Token {server.api_key}" for c in server.calls)
+
+
+async def test_forgetting_a_person_deletes_all_their_memories_and_nobody_elses() -> None:
+    async with FakeMem0Server() as server:
+        provider = Mem0Provider(Mem0ProviderSettings(api_key=SecretStr(server.api_key), host=server.host))
+        await provider.initialize()
+        try:
+            for person, text in (("ada", "ada's canary"), ("bob", "bob's fact")):
+                await provider.sync_turn(ProviderContext(person, f"cv-{person}", "test"), text, "ok")
+            await provider.forget_person("ada", ["cv-ada"])
+        finally:
+            await provider.shutdown()
+    assert [m["user_id"] for m in server.memories] == ["bob"]
+    (delete,) = server.calls_to("DELETE", "/v1/memories")
+    assert delete.query == {"user_id": "ada"}

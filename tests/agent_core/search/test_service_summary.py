@@ -7,10 +7,23 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from agent_core.llm import LLMEvent, LLMRequest, LLMServerError, ScriptedClient, ScriptStep, TextDelta
+import pytest
+
+from agent_core.llm import (
+    LLMEvent,
+    LLMRequest,
+    LLMServerError,
+    ScriptedClient,
+    ScriptStep,
+    TextDelta,
+    UsageEvent,
+)
+from agent_core.metering import UsageRecorder
 from agent_core.search import SearchScope, SearchSettings, SessionSearch
 from agent_core.storage import NewMessage, Principal
 from agent_core.storage.sqlite import StateStore
+from gateway.storage.sqlite.usage_reads import SqliteUsageReads
+from gateway.storage.usage_reads import UsageGroup, UsageQuery
 
 from .test_service import say
 
@@ -95,3 +108,19 @@ async def test_no_summary_call_is_made_without_results(tmp_path: Path) -> None:
         search = SessionSearch(store, summary_client=model)
         assert (await search.search("orchid", SearchScope.person("ana"))).conversations == ()
     assert model.requests == []
+
+
+async def test_a_summary_call_is_charged_to_the_conversation_the_search_is_made_from(tmp_path: Path) -> None:
+    spent = UsageEvent(input_tokens=300, output_tokens=40)
+    model = ScriptedClient([ScriptStep.reply("They chose postgres.", usage=spent)], name="openai:gpt-4o-mini")
+    async with StateStore(tmp_path) as store:
+        await _store_with_history(store)
+        asking, _ = await say(store, "k2", "ana", "what did we pick back then?")
+        search = SessionSearch(store, summary_client=model, usage=UsageRecorder(store))
+        await search.search("postgres", SearchScope.person("ana", current_conversation_id=asking))
+        report = await SqliteUsageReads(store).usage_report(UsageQuery(since=0, group=UsageGroup.KIND))
+        tip = await store.resolve_tip(asking)
+    (line,) = report.lines
+    assert (line.key, line.calls, line.input_tokens) == ("search_summary", 1, 300)
+    assert line.cost_usd == pytest.approx((300 * 0.15 + 40 * 0.60) / 1e6)  # gpt-4o-mini's default price
+    assert tip.usage.input_tokens == 300

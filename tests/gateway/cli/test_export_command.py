@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent_core.actor import Actor
-from agent_core.storage.records import NewMessage, Principal, TokenUsage
+from agent_core.storage.records import ModelCall, NewMessage, Principal
 from gateway.config import Home, load_settings
 from gateway.export import FORMAT_NAME, FORMAT_VERSION
 from gateway.storage import Storage, open_storage
@@ -56,11 +56,11 @@ async def seed_two_people(storage: Storage) -> tuple[str, str, str]:
             NewMessage(role="tool", content='{"success": true}', tool_call_id="call_1", tool_name="memory"),
             NewMessage(role="assistant", content="ADA-WEB noted"),
         ],
-        TokenUsage(100, 20, 80, 0, 0.01),
+        ModelCall(100, 20, 80, 0, 0.01),
     )
     bob_tip = await agent.resolve_tip(bob_dm.conversation_id)
     await agent.append_messages(
-        bob_tip.id, [NewMessage(role="user", content="BOB-SECRET plans", author=bob)], TokenUsage(999, 9)
+        bob_tip.id, [NewMessage(role="user", content="BOB-SECRET plans", author=bob)], ModelCall(999, 9)
     )
     thread = await agent.ensure_conversation(
         "test:-:thread:room:t1:-",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.memory import MemoryLayout, MemorySettings
-from agent_core.storage.records import NewMessage, Principal, TokenUsage
+from agent_core.storage.records import ModelCall, NewMessage, Principal
 from gateway.export import PersonExporter
 from gateway.storage import MAX_PAGE
 from tests.storage.contract.backends import BACKEND_KINDS, backend_for
@@ -31,7 +31,7 @@ async def test_a_long_history_is_exported_whole_page_by_page(kind: str, home: Pa
         record = await agent.ensure_conversation("web:-:dm:u:-:-", principal)
         batch = [NewMessage(role="user", content=f"message {n}", author="p-long") for n in range(total)]
         for start in range(0, total, 100):
-            await agent.append_messages(record.tip_session_id, batch[start : start + 100], TokenUsage(1, 1))
+            await agent.append_messages(record.tip_session_id, batch[start : start + 100], ModelCall(1, 1))
         out = tmp_path / "long.zip"
         exporter = PersonExporter(storage, MemoryLayout(home, MemorySettings()))
         summary = await exporter.export("p-long", out)

@@ -88,7 +88,7 @@ def build_app(
     web, api = BrowserChat(), ApiChannel()
     turns = InlineTurns(runtime, {"web": web, "api": api})
     reads = runtime.storage.admin
-    metrics = Metrics(reads, store_stats=runtime.storage.stats)
+    metrics = Metrics(reads, store_stats=runtime.storage.stats, usage=runtime.storage.usage)
     http = HttpSettings(
         admin_token=SecretStr(admin_token) if admin_token else None,
         api_token=SecretStr(api_token) if api_token else None,
@@ -116,6 +116,7 @@ def build_app(
             console=runtime.storage.console,
             skills=runtime.skills,
             leases=runtime.storage.adapter_leases,
+            usage=runtime.storage.usage,
             export=PersonExporter.configured(runtime.storage, runtime.home.root, runtime.settings),
         ),
         reads=reads,

@@ -112,11 +112,11 @@ async def test_conversations_filters_and_paging(gateway: Gateway) -> None:
 async def test_one_conversation_with_segments_usage_and_paged_messages(gateway: Gateway) -> None:
     rt = gateway.runtime
     cid = await _conversation(rt, "c", "alice", [f"line {i}" for i in range(6)])
-    from agent_core.storage import TokenUsage
+    from agent_core.storage import ModelCall
 
     tip = await rt.storage.agent.resolve_tip(cid)
     await rt.storage.agent.add_usage(
-        tip.id, TokenUsage(input_tokens=100, output_tokens=20, cache_read_tokens=80)
+        tip.id, ModelCall(input_tokens=100, output_tokens=20, cache_read_tokens=80)
     )
     async with gateway.admin() as admin:
         detail = (await admin.get(f"/admin/conversations/{cid}")).json()

@@ -6,16 +6,18 @@ their audit trail, times in the configured zone)."""
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
 from pydantic import SecretStr
 
-from agent_core.storage import NewMessage, NewSegment, Principal, TokenUsage
+from agent_core.storage import ModelCall, NewMessage, NewSegment, Principal
 from gateway.config import AdminSettings, HttpSettings
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.http import AdminBackend, Metrics, Readiness, create_app, serve_http
@@ -66,6 +68,7 @@ async def served_console(
         leases=runtime.storage.adapter_leases,
         schedules=runtime.schedules,
         settings=AdminSettings(timezone=timezone),
+        usage=runtime.storage.usage,
     )
     app = create_app(
         Readiness({}),
@@ -103,7 +106,7 @@ async def a_conversation(runtime: Runtime, person: str = "p-ada") -> str:
             NewMessage(role="tool", content='{"success": true}', tool_call_id="call_7", tool_name="memory"),
             NewMessage(role="assistant", content='<script>window.__xss=1</script><img src=x onerror="x()">'),
         ],
-        TokenUsage(input_tokens=120, output_tokens=30, cache_read_tokens=100),
+        ModelCall(input_tokens=120, output_tokens=30, cache_read_tokens=100),
     )
     from agent_core.compression import SUMMARY_AUTHOR, wrap
 
@@ -368,3 +371,28 @@ async def test_an_operator_schedules_a_message_sees_bad_input_named_and_cancels_
         cancelled = await browser.post(f"/admin/ui/schedules/{schedule.id}/cancel", data={"csrf": csrf})
         assert cancelled.status_code == 303
         assert (await console.runtime.storage.schedules.get(schedule.id)).state == "cancelled"  # type: ignore[union-attr]
+
+
+async def test_the_overview_shows_todays_cost_and_top_spenders_and_a_person_their_usage(
+    runtime: Runtime,
+) -> None:
+    agent, identity = runtime.storage.agent, runtime.storage.identity
+    ada = await identity.ensure_account("web", "ada", "Ada")
+    bob = await identity.ensure_account("web", "bob", "Bob")
+    sonnet = ModelCall(300, 30, cost_usd=1.25, model="claude-sonnet-4-5")
+    for person, calls in ((ada, [ModelCall(1_000, 100, cost_usd=0.5, model="gpt-4o")]), (bob, [sonnet])):
+        principal = Principal(person_id=person, platform="web", user_id=person, chat_id=person)
+        record = await agent.ensure_conversation(f"web:-:dm:{person}:-:-", principal)
+        for call in [*calls, *([ModelCall(9, 1, model="llama")] if person == bob else [])]:
+            await agent.add_usage(record.tip_session_id, call)
+    async with served_console(runtime, timezone="Asia/Tokyo") as console, console.signed_in() as browser:
+        page = (await browser.get("/admin/")).text
+        bobs = (await browser.get(f"/admin/ui/persons/{bob}")).text
+    assert "$1.7500" in page and "1 unpriced call" in page and "Since midnight Asia/Tokyo" in page
+    spenders = page[page.index("Top spenders") :].split("</ol>")[0]
+    assert spenders.index(bob) < spenders.index(ada) and f'href="/admin/ui/persons/{bob}"' in spenders
+    usage = bobs[bobs.index("Model usage") : bobs.index("/link pairings")]
+    today = dt.datetime.now(ZoneInfo("Asia/Tokyo")).date().isoformat()
+    assert "$1.2500" in usage and "340 tokens in 2 model calls" in usage
+    assert f"<td>{today}</td>" in usage
+    assert "<td>claude-sonnet-4-5</td>" in usage and "<td>llama</td>" in usage

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from agent_core.storage import Principal, TokenUsage
+from agent_core.storage import ModelCall, Principal
 from gateway.http import Metrics
 from gateway.storage.admin_reads import FinishedTurn, GatewayCounters
 from tests.gateway.http.conftest import Gateway
@@ -73,7 +73,7 @@ async def test_the_served_scrape_reads_the_database(gateway: Gateway) -> None:
         "web:-:dm:m:-:-", Principal(person_id="p")
     )
     await gateway.runtime.storage.agent.add_usage(
-        record.tip_session_id, TokenUsage(input_tokens=120, output_tokens=30, cache_read_tokens=100)
+        record.tip_session_id, ModelCall(input_tokens=120, output_tokens=30, cache_read_tokens=100)
     )
     async with gateway.client() as client:
         response = await client.get("/metrics")
@@ -93,3 +93,24 @@ async def test_each_app_has_its_own_registry() -> None:
     assert 'mnemogate_memory_provider_healthy{provider="honcho"} 0.0' in first_text
     assert "honcho" not in second_text
     assert "mnemogate_turns_total" in second_text
+
+
+async def test_cost_and_tokens_per_platform_and_model_are_summed_from_the_usage_log(gateway: Gateway) -> None:
+    agent = gateway.runtime.storage.agent
+    web = await agent.ensure_conversation("web:-:dm:a:-:-", Principal(person_id="a", platform="web"))
+    api = await agent.ensure_conversation("api:-:dm:b:-:-", Principal(person_id="b", platform="api"))
+    await agent.add_usage(web.tip_session_id, ModelCall(100, 10, cost_usd=0.5, model="gpt-4o"))
+    await agent.add_usage(
+        web.tip_session_id, ModelCall(50, 5, 40, cost_usd=0.25, model="gpt-4o", kind="flush")
+    )
+    await agent.add_usage(api.tip_session_id, ModelCall(7, 3, model="my-llama"))
+    async with gateway.client() as client:
+        samples = _samples((await client.get("/metrics")).text)
+    web_4o = (("model", "gpt-4o"), ("platform", "web"))
+    assert samples[("mnemogate_cost_usd_total", web_4o)] == 0.75
+    assert samples[("mnemogate_tokens_total", (("kind", "input"), *web_4o))] == 150
+    assert samples[("mnemogate_tokens_total", (("kind", "cache_read"), *web_4o))] == 40
+    api_llama = (("model", "my-llama"), ("platform", "api"))
+    assert samples[("mnemogate_cost_usd_total", api_llama)] == 0
+    assert samples[("mnemogate_unpriced_model_calls_total", api_llama)] == 1
+    assert samples[("mnemogate_unpriced_model_calls_total", web_4o)] == 0

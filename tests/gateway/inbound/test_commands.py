@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
+from agent_core.llm import LLMRequest, ScriptedClient, ScriptStep, UsageEvent
 from agent_core.providers import MemoryManager, MemoryProvider, ProviderContext
 from gateway.inbound import NO_COMPRESSION, BuiltinCommands, CommandCall, CommandServices
 from gateway.runtime import build_gateway
@@ -149,3 +150,24 @@ async def test_new_tells_the_memory_provider_that_the_conversation_ended(home: P
         assert [(conversation, platform) for _, conversation, platform in recorder.ended] == [
             (first.conversation_id, "test")
         ]
+
+
+async def test_status_shows_the_sender_their_own_usage_today_and_this_month(home: Path) -> None:
+    def priced(request: LLMRequest) -> ScriptStep:
+        return ScriptStep.reply("ok", usage=UsageEvent(input_tokens=1_000_000, output_tokens=100_000))
+
+    config = open_config(usage={"prices": {"house-model": {"input": 2, "output": 10}}})
+    client = ScriptedClient(default=priced, name="house-model")
+    async with backbone(home, client=client, config=config) as b:
+        await b.gateway.pipeline.handle(dm("/status", user="ada", event="e0"))
+        await b.wait_sent(1)
+        assert "Your usage today: nothing yet" in b.adapter.texts("dm-ada")[0]
+        await b.gateway.pipeline.process(dm("hello", user="ada", event="e1"))
+        await b.wait_sent(2)
+        await b.gateway.pipeline.handle(dm("/status", user="ada", event="e2"))
+        await b.gateway.pipeline.handle(dm("/status", user="bob", event="e3"))
+        await b.wait_sent(4)
+        ada = b.adapter.texts("dm-ada")[-1]
+        assert "Your usage today: $3.0000, 1,100,000 tokens, 1 model call" in ada
+        assert "Your usage this month: $3.0000, 1,100,000 tokens, 1 model call" in ada
+        assert "Your usage today: nothing yet" in b.adapter.texts("dm-bob")[0]

@@ -10,7 +10,7 @@ import pytest
 
 from agent_core.actor import Actor
 from agent_core.storage import AgentStorage
-from agent_core.storage.records import NewMessage, NewSegment, Principal, TokenUsage
+from agent_core.storage.records import ModelCall, NewMessage, NewSegment, Principal
 from gateway.contracts import ChatKind, ChatRef
 from gateway.queue import QUEUE_WHEN_BUSY
 from gateway.storage.admin_reads import MAX_PAGE, AdminReads, TokenTotals
@@ -236,10 +236,10 @@ async def test_token_totals_sum_the_live_conversations_segments(storage: Storage
     cid = await conversation(storage, "x.u", platform="api")
     store = agent(storage)
     first = await store.resolve_tip(cid)
-    await store.add_usage(first.id, TokenUsage(input_tokens=100, output_tokens=20))
+    await store.add_usage(first.id, ModelCall(input_tokens=100, output_tokens=20))
     await store.compress(first.id, NewSegment(), [NewMessage(role="user", content="summary")])
     tip = await store.resolve_tip(cid)
-    await store.add_usage(tip.id, TokenUsage(input_tokens=5, output_tokens=1))
+    await store.add_usage(tip.id, ModelCall(input_tokens=5, output_tokens=1))
     assert await admin.live_token_totals("api:-:dm:x.u:") == TokenTotals(105, 21)
     await store.end_conversation(cid, "reset")
     assert await admin.live_token_totals("api:-:dm:x.u:") == TokenTotals(0, 0)
@@ -272,7 +272,7 @@ async def test_counters_finished_turns_and_replies_follow_the_queue_and_the_outb
     assert await queue.finish(failed.id, "w1", state="failed", error="boom", reply=answer("sorry"))
     await storage.outbox.add(notice("n1", "b1"))
     tip = await agent(storage).resolve_tip(running.conversation_id)
-    await agent(storage).add_usage(tip.id, TokenUsage(input_tokens=7, output_tokens=3, cache_read_tokens=2))
+    await agent(storage).add_usage(tip.id, ModelCall(input_tokens=7, output_tokens=3, cache_read_tokens=2))
     counters = await admin.gateway_counters()
     assert dict(counters.jobs_by_state) == {"done": 1, "failed": 1, "running": 1, "queued": 1}
     assert dict(counters.outbox_by_state) == {"pending": 3}

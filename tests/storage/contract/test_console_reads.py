@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from agent_core.actor import Actor
 from agent_core.storage import AgentStorage
-from agent_core.storage.records import NewMessage, NewSegment, TokenUsage
+from agent_core.storage.records import ModelCall, NewMessage, NewSegment
 from gateway.queue import QUEUE_WHEN_BUSY
 from gateway.storage.console_reads import ConsoleReads, UsageTotals
 
@@ -89,13 +89,13 @@ async def test_usage_since_sums_the_model_calls_logged_from_then_on(storage: Sto
     cid = await conversation(storage, "u")
     store = agent(storage)
     tip = await store.resolve_tip(cid)
-    await store.add_usage(tip.id, TokenUsage(input_tokens=100, output_tokens=10, cache_read_tokens=80))
-    await store.add_usage(tip.id, TokenUsage())  # a call that reported nothing is not a call worth a row
+    await store.add_usage(tip.id, ModelCall(input_tokens=100, output_tokens=10, cache_read_tokens=80))
+    await store.add_usage(tip.id, ModelCall())  # a call that reported nothing is not a call worth a row
     await after_the_clock_moved()
     middle = time.time()
     await after_the_clock_moved()
     await store.append_messages(
-        tip.id, [NewMessage(role="assistant", content="ok")], TokenUsage(7, 3, 5, 2, 0.25)
+        tip.id, [NewMessage(role="assistant", content="ok")], ModelCall(7, 3, 5, 2, 0.25)
     )
     reads = console(storage)
     assert await reads.usage_since(0) == UsageTotals(2, 107, 13, 85, 2, 0.25)

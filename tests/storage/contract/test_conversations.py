@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from agent_core.storage import AgentStorage, EndReason, NewSegment, Principal, TokenUsage, UnknownSegmentError
+from agent_core.storage import (
+    AgentStorage,
+    EndReason,
+    ModelCall,
+    NewSegment,
+    Principal,
+    TokenUsage,
+    UnknownSegmentError,
+)
 
 from .backends import BackendUnderTest
 
@@ -74,12 +82,12 @@ async def test_unknown_ids_read_as_nothing(storage: Storage) -> None:
 async def test_token_usage_accumulates_on_the_segment(storage: Storage) -> None:
     store = agent(storage)
     conversation = await store.ensure_conversation("k", ALICE)
-    await store.add_usage(conversation.tip_session_id, TokenUsage(100, 20, 80, 10, 0.5))
-    await store.add_usage(conversation.tip_session_id, TokenUsage(50, 5, 40, 0, 0.25))
+    await store.add_usage(conversation.tip_session_id, ModelCall(100, 20, 80, 10, 0.5))
+    await store.add_usage(conversation.tip_session_id, ModelCall(50, 5, 40, 0, 0.25))
     segment = await store.get_segment(conversation.tip_session_id)
     assert segment is not None and segment.usage == TokenUsage(150, 25, 120, 10, 0.75)
     with pytest.raises(UnknownSegmentError):
-        await store.add_usage("sg_missing", TokenUsage(1))
+        await store.add_usage("sg_missing", ModelCall(1))
 
 
 async def test_the_first_frozen_system_prompt_wins_for_the_whole_segment(storage: Storage) -> None:

@@ -201,3 +201,17 @@ async def test_documents_survive_a_new_handle_on_the_same_backend(
             "Office closes at 6",
         )
         assert await asyncio.to_thread(again.skills.read, "x") == "text"
+
+
+async def test_forgetting_a_person_deletes_their_documents_only(storage: Storage) -> None:
+    documents = storage.documents
+    append(documents, "people/ada/USER.md", "Ada's canary is ibex")
+    append(documents, "people/ada/MEMORY.md", "ada project notes")
+    append(documents, "people/bob/USER.md", "Bob's canary is yak")
+    append(documents, "global/MEMORY.md", "global note")
+    assert await asyncio.to_thread(documents.forget_person, "ada") == 2
+    assert documents.list_keys() == ("global/MEMORY.md", "people/bob/USER.md")
+    assert documents.read("people/ada/USER.md").entries == ()
+    assert documents.read("people/bob/USER.md").entries == ("Bob's canary is yak",)
+    assert await asyncio.to_thread(documents.forget_person, "ada") == 0
+    assert await asyncio.to_thread(documents.forget_person, "../bob") == 0

@@ -70,3 +70,14 @@ async def test_facts_survive_a_new_store_on_the_same_backend(
     async with backend.open() as again:
         await again.facts.create()  # creating again is harmless
         assert await again.facts.count("ada") == 1
+
+
+async def test_forgetting_a_person_deletes_their_facts_only(facts: FactStore) -> None:
+    await facts.add("ada", "Ada's canary is ibex", "memory:user")
+    await facts.add("ada", "Ada keeps bees", "turn")
+    await facts.add("bob", "Bob's canary is yak", "memory:user")
+    assert await facts.forget_person("ada") == 2
+    assert await facts.count("ada") == 0
+    assert await facts.top("ada", "canary ibex bees", 10) == []
+    assert [f.content for f in await facts.top("bob", "canary", 10)] == ["Bob's canary is yak"]
+    assert await facts.forget_person("ada") == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agent_core.storage.records import NewMessage, Principal, TokenUsage
+from agent_core.storage.records import ModelCall, NewMessage, Principal
 
 from .test_admin_reads import conversation
 
@@ -19,7 +19,7 @@ async def test_usage_pages_the_model_calls_of_the_persons_conversations_only(sto
     agent = storage.agent
     for n in range(5):
         tip = await agent.resolve_tip(mine if n != 2 else other)
-        await agent.add_usage(tip.id, TokenUsage(input_tokens=10 + n, output_tokens=n, cost_usd=0.5))
+        await agent.add_usage(tip.id, ModelCall(input_tokens=10 + n, output_tokens=n, cost_usd=0.5))
     reads = storage.person_data
     first = await reads.usage("p-ada", limit=2)
     rest = await reads.usage("p-ada", after_id=first[-1].id)
