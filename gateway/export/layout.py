@@ -67,8 +67,8 @@ Format `{FORMAT_NAME}`, version {FORMAT_VERSION} (also in `manifest.json`). A zi
   holding `§`.
 - `memory_audit.jsonl`: every change to their curated memory: who, when, which conversation, old and new
   text (newest first).
-- `usage.jsonl`: every model call logged in their conversations: tokens (input, output, cache read and
-  write) and cost.
+- `usage.jsonl`: every model call they caused: when, model, why (`kind`), platform, tokens (input, output,
+  cache read and write) and cost (`null` when the model has no price).
 - `schedules.jsonl`: their reminders and scheduled turns, each with its runs.
 - `facts.json`: the `local` memory provider's facts about them (only when that provider is configured).
 

@@ -30,33 +30,21 @@ async def _all(conn: Conn, query: str, params: Sequence[object]) -> list[tuple[A
     return await (await conn.execute(query, params)).fetchall()
 
 
-def _tokens(values: Sequence[Any]) -> tuple[int, int, int, int]:
-    return int(values[0]), int(values[1]), int(values[2]), int(values[3])
+def _usage_record(r: Sequence[Any]) -> UsageRecord:
+    tokens = (int(r[4]), int(r[5]), int(r[6]), int(r[7]))
+    cost = None if r[8] is None else float(r[8])
+    return UsageRecord(int(r[0]), float(r[1]), str(r[2]), str(r[3]), *tokens, cost, r[9], str(r[10]), r[11])
 
 
 async def usage(conn: Conn, person_id: str, *, after_id: int, limit: int) -> tuple[UsageRecord, ...]:
     rows = await _all(
         conn,
-        """SELECT u.id, u.at, u.conversation_id, u.segment_id, u.input_tokens, u.output_tokens,
-                  u.cache_read_tokens, u.cache_write_tokens, u.cost_usd
-           FROM usage_log u JOIN conversations c ON c.id = u.conversation_id
-           WHERE c.person_id = %s AND u.id > %s ORDER BY u.id LIMIT %s""",
+        """SELECT id, at, conversation_id, segment_id, input_tokens, output_tokens, cache_read_tokens,
+                  cache_write_tokens, cost_usd, model, kind, platform
+           FROM usage_log WHERE person_id = %s AND id > %s ORDER BY id LIMIT %s""",
         (person_id, after_id, _clamp(limit)),
     )
-    return tuple(
-        UsageRecord(
-            int(r[0]),
-            float(r[1]),
-            str(r[2]),
-            str(r[3]),
-            int(r[4]),
-            int(r[5]),
-            int(r[6]),
-            int(r[7]),
-            float(r[8]),
-        )
-        for r in rows
-    )
+    return tuple(_usage_record(r) for r in rows)
 
 
 async def joined_conversations(conn: Conn, person_id: str) -> tuple[str, ...]:

@@ -160,6 +160,7 @@ def check_archive(path: Path, ada: str, bob: str, thread: str) -> None:
         assert [(u["input_tokens"], u["cache_read_tokens"], u["cost_usd"]) for u in usage] == [
             (100, 80, 0.01)
         ]
+        assert [(u["kind"], u["platform"]) for u in usage] == [("turn", "web")]
         (reminder,) = lines(archive, "schedules.jsonl")
         assert reminder["text"] == "ADA-REMINDER water the bees" and reminder["run_history"] == []
         assert manifest["counts"]["conversations"] == 2 and manifest["counts"]["joined_messages"] == 1

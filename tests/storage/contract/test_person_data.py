@@ -1,5 +1,6 @@
-"""The person-data reads on every backend: a person's logged model calls (only their conversations'), paged
-by id, and their own words in conversations someone else owns — never another person's."""
+"""The person-data reads on every backend: the model calls a person caused (with model, kind, platform and
+a cost that may be unknown), paged by id, and their own words in conversations someone else owns — never
+another person's."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ if TYPE_CHECKING:
     from gateway.storage import Storage
 
 
-async def test_usage_pages_the_model_calls_of_the_persons_conversations_only(storage: Storage) -> None:
+async def test_usage_pages_the_model_calls_the_person_caused_only(storage: Storage) -> None:
     mine = await conversation(storage, "u1", "p-ada")
     other = await conversation(storage, "u2", "p-bob")
     agent = storage.agent
     for n in range(5):
         tip = await agent.resolve_tip(mine if n != 2 else other)
-        await agent.add_usage(tip.id, ModelCall(input_tokens=10 + n, output_tokens=n, cost_usd=0.5))
+        cost = None if n == 4 else 0.5  # an unpriced model's call costs null, never a guess
+        call = ModelCall(input_tokens=10 + n, output_tokens=n, cost_usd=cost, model="m-1", kind="summary")
+        await agent.add_usage(tip.id, call)
     reads = storage.person_data
     first = await reads.usage("p-ada", limit=2)
     rest = await reads.usage("p-ada", after_id=first[-1].id)
@@ -27,7 +30,10 @@ async def test_usage_pages_the_model_calls_of_the_persons_conversations_only(sto
     assert [u.input_tokens for u in found] == [10, 11, 13, 14]
     assert {u.conversation_id for u in found} == {mine}
     tip_id = (await agent.resolve_tip(mine)).id
-    assert all(u.segment_id == tip_id and u.cost_usd == 0.5 for u in found)
+    assert all(
+        u.segment_id == tip_id and (u.model, u.kind, u.platform) == ("m-1", "summary", "web") for u in found
+    )
+    assert [u.cost_usd for u in found] == [0.5, 0.5, 0.5, None]
     assert [u.input_tokens for u in await reads.usage("p-bob")] == [12]
     assert await reads.usage("p-nobody") == ()
 
