@@ -57,10 +57,19 @@ TABLES: tuple[tuple[str, str], ...] = (
     ("schedules", "schedules"),
     ("schedule_runs", "schedule_runs"),
     ("person_timezones", "person_timezones"),
+    ("budget_notices", "budget_notices"),
+    ("budget_refusals", "budget_refusals"),
+    ("budget_slots", "budget_slots"),
+    ("budget_watermarks", "budget_watermarks"),
+    ("retention_totals", "retention_totals"),
 )
 # Version tables belong to each database's own ladders; ``meta`` holds state.db's identity and the shared
-# version of release 0.1 (the target has its own) besides the cooldowns, which are copied as rows.
-NOT_COPIED = frozenset({"schema_version", "gateway_schema_version", "meta", "sqlite_sequence"})
+# version of release 0.1 (the target has its own) besides the cooldowns, which are copied as rows;
+# ``retention_run`` is the retention run's lease and last finish in this database's clock (the target's
+# first run starts afresh).
+NOT_COPIED = frozenset(
+    {"schema_version", "gateway_schema_version", "meta", "sqlite_sequence", "retention_run"}
+)
 COLUMNS = {
     "session_id": "segment_id",
     "parent_session_id": "parent_segment_id",
