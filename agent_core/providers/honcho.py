@@ -83,15 +83,23 @@ class HonchoProvider(MemoryProvider):
         self._sessions.pop(ctx.conversation_id, None)
 
     async def forget_person(self, person_id: str, conversation_ids: Sequence[str]) -> None:
-        """Delete the Honcho session of each of the person's conversations (its messages with it), then
-        every conclusion Honcho derived about the person's peer (page by page, a bounded number)."""
+        """Delete the Honcho session of each of the person's conversations (its messages with it), every
+        conclusion Honcho derived about the person's peer (page by page, a bounded number), and empty the
+        peer cards about them: the peer's own and the agent peer's card of it."""
         client = self._require()
         for conversation_id in conversation_ids:
             self._sessions.pop(conversation_id, None)
             session = await client.aio.session(conversation_id)
             await session.aio.delete()
         peer_id = self.person_peer_id(person_id)
-        view = (await self._peer(peer_id)).conclusions
+        peer = await self._peer(peer_id)
+        await self._forget_conclusions(peer_id, peer.conclusions)
+        await peer.aio.set_card([])
+        agent = await self._peer(self._settings.agent_peer_id)
+        await agent.aio.set_card([], target=peer_id)
+
+    async def _forget_conclusions(self, peer_id: str, view: Any) -> None:
+        client = self._require()
         for _ in range(_MAX_CONCLUSION_PAGES):
             page = await client.aio.conclusions.list(filters={"observed_id": peer_id})
             if not page.items:

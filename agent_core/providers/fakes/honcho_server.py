@@ -37,6 +37,8 @@ class FakeHonchoServer(RecordingServer):
         self.route("DELETE", _WS + r"/sessions/(?P<sid>[^/]+)", self._delete_session)
         self.route("POST", _WS + r"/conclusions/list", self._list_conclusions)
         self.route("DELETE", _WS + r"/conclusions/(?P<cid>[^/]+)", self._delete_conclusion)
+        self.route("GET", _WS + r"/peers/(?P<pid>[^/]+)/card", self._get_card)
+        self.route("PUT", _WS + r"/peers/(?P<pid>[^/]+)/card", self._set_card)
 
     @property
     def base_url(self) -> str:
@@ -104,6 +106,22 @@ class FakeHonchoServer(RecordingServer):
             {"id": conclusion_id, "observer_id": observer, "observed_id": observed, "content": content}
         )
         return conclusion_id
+
+    @staticmethod
+    def card_key(peer: str, target: str | None = None) -> str:
+        """Where ``peer_cards`` keeps a card: a peer's own card under its id, its card of ``target`` under
+        ``peer/target``."""
+        return peer if target is None or target == peer else f"{peer}/{target}"
+
+    def _get_card(self, call: ProviderCall, match: re.Match[str]) -> Reply:
+        return Reply(
+            200, {"peer_card": self.peer_cards.get(self.card_key(match["pid"], call.query.get("target")))}
+        )
+
+    def _set_card(self, call: ProviderCall, match: re.Match[str]) -> Reply:
+        card = list((call.body or {}).get("peer_card") or [])
+        self.peer_cards[self.card_key(match["pid"], call.query.get("target"))] = card
+        return Reply(200, {"peer_card": card})
 
     def _delete_session(self, call: ProviderCall, match: re.Match[str]) -> Reply:
         self.sessions.pop(match["sid"], None)

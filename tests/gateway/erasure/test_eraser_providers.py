@@ -86,9 +86,14 @@ async def test_honcho_sessions_of_the_persons_conversations_are_deleted(storage:
                 server.add_conclusion(
                     settings.agent_peer_id, provider.person_peer_id(person), f"{person} fact"
                 )
+                peer = provider.person_peer_id(person)
+                server.peer_cards[server.card_key(peer)] = [f"{person} card"]
+                server.peer_cards[server.card_key(settings.agent_peer_id, peer)] = [f"{person} seen"]
             report = await PersonEraser(storage, provider).erase(ada, erased_by="admin:test")
         finally:
             await provider.shutdown()
     assert report.provider == "honcho" and report.complete
     assert set(server.sessions) == {bob_talk}
     assert [c["content"] for c in server.conclusions] == [f"{bob} fact"]
+    cards = {key: card for key, card in server.peer_cards.items() if card}
+    assert sorted(cards.values()) == [[f"{bob} card"], [f"{bob} seen"]], "the person's peer cards are empty"
