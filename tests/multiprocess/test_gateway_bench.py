@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench import gateway
-from tests.gateway.cli.test_cli import mnemogate
+from tests.cli_process import mnemogate
 
 
 def test_bench_gateway_small_run_is_complete_and_clean(tmp_path: Path) -> None:

@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 from gateway.access import AccessControl, AccessSettings, Admitted, Denied
 from gateway.contracts import ChatKind, ChatRef, InboundMessage, UserRef
 from gateway.storage.sqlite import SqliteStorage, open_state_store
+from tests.cli_process import mnemogate
 
 PAIRING_ON = "access:\n  telegram:\n    pairing: true\n"
 
 
 def pair(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run ``mnemogate pair ARGS`` in a fresh process."""
-    command = [sys.executable, "-m", "gateway.cli", "pair", *args, "--home", str(home)]
-    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, check=False)
+    return mnemogate("pair", *args, "--home", str(home))
 
 
 def dm_from(user_id: str) -> InboundMessage:

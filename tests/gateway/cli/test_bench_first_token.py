@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gateway.cli.test_cli import mnemogate
+from tests.cli_process import mnemogate
 
 
 @pytest.mark.parametrize("via", ["v1", "webchat"])

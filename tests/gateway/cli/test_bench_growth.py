@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.gateway.cli.test_cli import mnemogate
+from tests.cli_process import mnemogate
 
 
 def test_bench_growth_prints_figures_per_1000_messages(tmp_path: Path) -> None:

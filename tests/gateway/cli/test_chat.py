@@ -4,26 +4,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .test_cli import mnemogate_stdin
+from tests.cli_process import mnemogate
 
 
 def test_a_remembered_fact_is_known_in_a_new_conversation(home: Path) -> None:
-    first = mnemogate_stdin("remember that I drink green tea\n", "chat", "--home", str(home))
+    first = mnemogate("chat", "--home", str(home), stdin="remember that I drink green tea\n")
     assert first.returncode == 0, first.stderr
     assert "[offline model]" in first.stdout
 
-    second = mnemogate_stdin("what do you know about me\n", "chat", "--home", str(home))
+    second = mnemogate("chat", "--home", str(home), stdin="what do you know about me\n")
     assert second.returncode == 0, second.stderr
     assert "green tea" in second.stdout
     assert "[offline model]" in second.stdout
 
 
 def test_slash_commands_in_the_terminal(home: Path) -> None:
-    result = mnemogate_stdin(
-        "remember that my cat is called Miso\n/memory\n/new\nhello\n/quit\nnever read\n",
+    result = mnemogate(
         "chat",
         "--home",
         str(home),
+        stdin="remember that my cat is called Miso\n/memory\n/new\nhello\n/quit\nnever read\n",
     )
     assert result.returncode == 0, result.stderr
     assert "Miso" in result.stdout
@@ -32,7 +32,7 @@ def test_slash_commands_in_the_terminal(home: Path) -> None:
 
 
 def test_gateway_commands_answer_in_the_terminal_instead_of_the_model(home: Path) -> None:
-    result = mnemogate_stdin("hello\n/help\n/status\n/whoami\n", "chat", "--home", str(home))
+    result = mnemogate("chat", "--home", str(home), stdin="hello\n/help\n/status\n/whoami\n")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "you said: /" not in out  # none of them reached the model
@@ -42,10 +42,10 @@ def test_gateway_commands_answer_in_the_terminal_instead_of_the_model(home: Path
 
 
 def test_new_in_the_terminal_starts_the_conversation_the_next_lines_join(home: Path) -> None:
-    result = mnemogate_stdin("hello\n/status\n/new\n/status\nhello again\n", "chat", "--home", str(home))
+    result = mnemogate("chat", "--home", str(home), stdin="hello\n/status\n/new\n/status\nhello again\n")
     assert result.returncode == 0, result.stderr
     before, after = [line for line in result.stdout.splitlines() if line.startswith("Conversation: ")]
     assert before != after
-    resumed = mnemogate_stdin("/status\n", "chat", "--continue", "--home", str(home))
+    resumed = mnemogate("chat", "--continue", "--home", str(home), stdin="/status\n")
     assert after in resumed.stdout
     assert "Segments: 1" in resumed.stdout

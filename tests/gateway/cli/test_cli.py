@@ -4,36 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from agent_core.storage import MemoryAuditRecord
 from gateway.storage.sqlite import open_state_store
-
-
-def mnemogate(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return mnemogate_stdin("", *args, env=env)
-
-
-def mnemogate_stdin(
-    stdin: str, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run the real command in a fresh process with ``stdin`` piped in."""
-    full_env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "gateway.cli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=full_env,
-        check=False,
-    )
+from tests.cli_process import mnemogate
 
 
 def test_check_config_passes_on_a_fresh_home(home: Path) -> None:

@@ -3,33 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_process import mnemogate
+from tests.gateway.cli.test_search_cli import transcript
 from tests.gateway.erasure.canary import files_holding
-
-
-def mnemogate(*args: str, stdin: str = "", **extra_env: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    env.update(extra_env)
-    return subprocess.run(
-        [sys.executable, "-m", "gateway.cli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
-
-
-def transcript(conversation_id: str, person: str, *texts: str) -> str:
-    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(texts)]
-    return json.dumps({"id": conversation_id, "person": person, "platform": "web", "messages": messages})
 
 
 @pytest.fixture
@@ -80,11 +60,13 @@ def test_a_provider_that_cannot_be_cleared_stops_the_erase_unless_skipped(histor
     unreachable = "memory:\n  provider:\n    name: mem0\n    mem0:\n      host: http://127.0.0.1:9\n"
     (history / "config.yaml").write_text(unreachable, encoding="utf-8")
     key = {"MEM0_API_KEY": "m0-test"}
-    stopped = mnemogate("erase", "--person", "ana", "--yes", "--home", str(history), **key)
+    stopped = mnemogate("erase", "--person", "ana", "--yes", "--home", str(history), env=key)
     assert stopped.returncode == 3, stopped.stderr
     assert "memory provider mem0 could not erase" in stopped.stderr and "nothing was erased" in stopped.stderr
     assert files_holding(history, "CANARYanakeeper") != set()
-    skipped = mnemogate("erase", "--person", "ana", "--yes", "--skip-provider", "--home", str(history), **key)
+    skipped = mnemogate(
+        "erase", "--person", "ana", "--yes", "--skip-provider", "--home", str(history), env=key
+    )
     assert skipped.returncode == 0, skipped.stderr
     assert "memory provider mem0 skipped" in skipped.stdout
     assert files_holding(history, "CANARYanakeeper") == set()

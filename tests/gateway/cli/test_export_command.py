@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -20,22 +18,15 @@ from agent_core.storage.records import ModelCall, NewMessage, Principal
 from gateway.config import Home, load_settings
 from gateway.export import FORMAT_NAME, FORMAT_VERSION
 from gateway.storage import Storage, open_storage
+from tests.cli_process import mnemogate
 from tests.gateway.cli.test_memory_transfer import configure
 from tests.storage.contract.test_schedules import live_conversation, schedule
 
 CALL = {"id": "call_1", "name": "memory", "arguments": {"action": "add", "content": "ADA-MEMORY keeps bees"}}
 
 
-def mnemogate(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    return subprocess.run(
-        [sys.executable, "-m", "gateway.cli", *args, "--home", str(home)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+def in_home(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return mnemogate(*args, "--home", str(home))
 
 
 async def seed_two_people(storage: Storage) -> tuple[str, str, str]:
@@ -178,7 +169,7 @@ def test_export_holds_everything_of_the_person_and_nothing_of_another(
     ada, bob, thread = seeded(home)
     (tmp_path / "out").mkdir()
     out = tmp_path / "out" / "ada.zip"
-    result = mnemogate(home, "export", "--person", ada, str(out), "--json")
+    result = in_home(home, "export", "--person", ada, str(out), "--json")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["path"] == str(out) and summary["bytes"] == out.stat().st_size
@@ -191,16 +182,16 @@ def test_refusals_are_one_line_and_leave_nothing_behind(home: Path, tmp_path: Pa
     ada, _bob, _thread = seeded(home)
     tmp_path = tmp_path / "out"
     tmp_path.mkdir()
-    unknown = mnemogate(home, "export", "--person", "p-nobody", str(tmp_path / "x.zip"))
+    unknown = in_home(home, "export", "--person", "p-nobody", str(tmp_path / "x.zip"))
     assert unknown.returncode == 2 and "no person 'p-nobody'" in unknown.stderr
     assert not (tmp_path / "x.zip").exists()
 
     taken = tmp_path / "taken.zip"
     taken.write_text("keep me", encoding="utf-8")
-    refused = mnemogate(home, "export", "--person", ada, str(taken))
+    refused = in_home(home, "export", "--person", ada, str(taken))
     assert refused.returncode == 2 and "exists" in refused.stderr and "--force" in refused.stderr
     assert taken.read_text(encoding="utf-8") == "keep me"
-    replaced = mnemogate(home, "export", "--person", ada, str(taken), "--force")
+    replaced = in_home(home, "export", "--person", ada, str(taken), "--force")
     assert replaced.returncode == 0, replaced.stderr
     assert zipfile.is_zipfile(taken) and "exported person" in replaced.stdout
 
@@ -209,7 +200,7 @@ def test_refusals_are_one_line_and_leave_nothing_behind(home: Path, tmp_path: Pa
         (tmp_path, "is a directory"),
         (Path("/proc/mnemogate-export.zip"), "cannot write"),
     ):
-        failed = mnemogate(home, "export", "--person", ada, str(unwritable))
+        failed = in_home(home, "export", "--person", ada, str(unwritable))
         assert failed.returncode == 2 and why in failed.stderr, failed.stderr
         assert "Traceback" not in failed.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken.zip"]

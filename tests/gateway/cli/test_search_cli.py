@@ -3,24 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-
-def mnemogate(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    return subprocess.run(
-        [sys.executable, "-m", "gateway.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+from tests.cli_process import mnemogate
 
 
 def transcript(conversation_id: str, person: str, *texts: str) -> str:

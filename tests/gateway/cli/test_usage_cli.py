@@ -11,8 +11,7 @@ import pytest
 from agent_core.storage import ModelCall, Principal
 from gateway.config import StorageSettings
 from gateway.storage import open_storage
-
-from .test_search_cli import mnemogate
+from tests.cli_process import mnemogate
 
 ANA = Principal(person_id="ana", platform="telegram", user_id="1", chat_id="1", chat_type="dm")
 BOB = Principal(person_id="bob", platform="slack", user_id="2", chat_id="2", chat_type="dm")
