@@ -22,9 +22,9 @@ from agent_core.storage import EndReason, SearchIndexUnavailableError
 from gateway.http.access import BearerGuard
 from gateway.identity import PairingError
 from gateway.storage.admin_reads import MAX_PAGE, ConversationRow, Page, PersonRow
-from gateway.storage.console_reads import ConsoleReads
 
 from .backend import AdminBackend, PairingBook, operator
+from .pages_support import console_reads
 from .problems import AdminProblem
 
 # Offsets and ids are 64-bit integers in every backend: a larger number is a 422, not an OverflowError (500).
@@ -157,7 +157,7 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
         limit: int = Query(default=100, ge=1, le=MAX_PAGE),
     ) -> dict[str, Any]:
         await conversation_or_404(conversation_id)
-        rows = await _console(backend).transcript(conversation_id, after_id=after, limit=limit)
+        rows = await console_reads(backend).transcript(conversation_id, after_id=after, limit=limit)
         next_after = rows[-1].id if len(rows) == limit else None
         return {"items": to_json(rows), "next_after": next_after}
 
@@ -241,7 +241,7 @@ def admin_router(backend: AdminBackend, guard: BearerGuard) -> APIRouter:
         limit: int = Query(default=50, ge=1, le=MAX_PAGE),
         offset: int = Query(default=0, ge=0, le=_MAX_SQL_INT),
     ) -> dict[str, Any]:
-        return _page(await _console(backend).audit_log(person_id=person, limit=limit, offset=offset))
+        return _page(await console_reads(backend).audit_log(person_id=person, limit=limit, offset=offset))
 
     @router.get("/pairing", summary="Pending DM pairing requests")
     async def pairing_list() -> dict[str, Any]:
@@ -287,9 +287,3 @@ def pairing_book(backend: AdminBackend) -> PairingBook:
     if backend.pairing is None:
         raise HTTPException(404, "pairing is not enabled on this gateway")
     return backend.pairing
-
-
-def _console(backend: AdminBackend) -> ConsoleReads:
-    if backend.console is None:
-        raise HTTPException(503, "this gateway was started without the console reads (Storage.console)")
-    return backend.console
