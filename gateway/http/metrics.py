@@ -28,6 +28,7 @@ from gateway.storage.retention import RETENTION_KINDS, RetentionCounts, Retentio
 from gateway.storage.usage_reads import PlatformModelUsage, UsageReads
 
 from .budget_metrics import BudgetMetrics
+from .usage_counters import UsageCounters
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, float("inf"))
@@ -191,7 +192,7 @@ class Metrics:
     ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self._reads = reads
-        self._usage = usage
+        self._usage = None if usage is None else UsageCounters(usage)
         self.last_usage: tuple[PlatformModelUsage, ...] = ()
         self._store_stats = store_stats
         self._providers: dict[str, bool] = {"builtin": True}
@@ -291,7 +292,7 @@ class Metrics:
         if self._budgets is not None:
             await self._budgets.refresh()
         if self._usage is not None:
-            self.last_usage = await self._usage.usage_by_platform_and_model()
+            self.last_usage = await self._usage.read()
         if self._retention is not None:
             self.last_retention_totals = await self._retention.removed_totals()
         if self._reads is None:

@@ -62,6 +62,19 @@ class UsageLine:
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
 
+    def __add__(self, other: UsageLine) -> UsageLine:
+        """Both lines' calls summed, under this line's key."""
+        return UsageLine(
+            self.key,
+            self.calls + other.calls,
+            self.unpriced_calls + other.unpriced_calls,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.cost_usd + other.cost_usd,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class UsageReport:
@@ -88,8 +101,11 @@ class UsageReads(Protocol):
         """The calls ``query`` selects, summed in total and per group (``ValueError``: unknown time zone)."""
         ...
 
-    async def usage_by_platform_and_model(self) -> tuple[PlatformModelUsage, ...]:
-        """All logged calls summed per (platform, model), ordered by platform then model."""
+    async def usage_by_platform_and_model(
+        self, since: float | None = None, until: float | None = None
+    ) -> tuple[PlatformModelUsage, ...]:
+        """The calls logged at ``since <= at < until`` (None: unbounded) summed per (platform, model),
+        ordered by platform then model (unknown ones last)."""
         ...
 
 

@@ -62,11 +62,17 @@ async def usage_report(conn: Conn, query: UsageQuery) -> UsageReport:
     return UsageReport(query, total, ordered((_line(r[0], r[1:]) for r in rows), group))
 
 
-async def usage_by_platform_and_model(conn: Conn) -> tuple[PlatformModelUsage, ...]:
+async def usage_by_platform_and_model(
+    conn: Conn, since: float | None, until: float | None
+) -> tuple[PlatformModelUsage, ...]:
+    # An open bound is -infinity / +infinity, so the index on ``at`` serves a recent range.
+    low = float("-inf") if since is None else since
+    high = float("inf") if until is None else until
     rows = await (
         await conn.execute(
-            f"SELECT platform, model, {_SUMS} FROM usage_log GROUP BY platform, model "
-            "ORDER BY platform NULLS LAST, model NULLS LAST"
+            f"SELECT platform, model, {_SUMS} FROM usage_log WHERE at >= %s AND at < %s "
+            "GROUP BY platform, model ORDER BY platform NULLS LAST, model NULLS LAST",
+            (low, high),
         )
     ).fetchall()
     return tuple(PlatformModelUsage(r[0], r[1], _line(None, r[2:])) for r in rows)
@@ -81,5 +87,7 @@ class PgUsageReads:
     async def usage_report(self, query: UsageQuery) -> UsageReport:
         return await self._db.run_read(lambda conn: usage_report(conn, query))
 
-    async def usage_by_platform_and_model(self) -> tuple[PlatformModelUsage, ...]:
-        return await self._db.run_read(usage_by_platform_and_model)
+    async def usage_by_platform_and_model(
+        self, since: float | None = None, until: float | None = None
+    ) -> tuple[PlatformModelUsage, ...]:
+        return await self._db.run_read(lambda conn: usage_by_platform_and_model(conn, since, until))

@@ -82,10 +82,17 @@ def usage_report(conn: sqlite3.Connection, query: UsageQuery) -> UsageReport:
     return UsageReport(query, total, ordered((_line(r[0], r[1:]) for r in rows), group))
 
 
-def usage_by_platform_and_model(conn: sqlite3.Connection) -> tuple[PlatformModelUsage, ...]:
+def usage_by_platform_and_model(
+    conn: sqlite3.Connection, since: float | None, until: float | None
+) -> tuple[PlatformModelUsage, ...]:
+    bounds = [
+        (clause, value) for clause, value in (("at >= ?", since), ("at < ?", until)) if value is not None
+    ]
+    where = f"WHERE {' AND '.join(c for c, _ in bounds)} " if bounds else ""
     rows = conn.execute(
-        f"SELECT platform, model, {_SUMS} FROM usage_log GROUP BY platform, model "
-        "ORDER BY platform IS NULL, platform, model IS NULL, model"
+        f"SELECT platform, model, {_SUMS} FROM usage_log {where}"
+        "GROUP BY platform, model ORDER BY platform IS NULL, platform, model IS NULL, model",
+        [v for _, v in bounds],
     ).fetchall()
     return tuple(PlatformModelUsage(r[0], r[1], _line(None, r[2:])) for r in rows)
 
@@ -99,5 +106,7 @@ class SqliteUsageReads:
     async def usage_report(self, query: UsageQuery) -> UsageReport:
         return await self._state.run_read(lambda c: usage_report(c, query))
 
-    async def usage_by_platform_and_model(self) -> tuple[PlatformModelUsage, ...]:
-        return await self._state.run_read(usage_by_platform_and_model)
+    async def usage_by_platform_and_model(
+        self, since: float | None = None, until: float | None = None
+    ) -> tuple[PlatformModelUsage, ...]:
+        return await self._state.run_read(lambda c: usage_by_platform_and_model(c, since, until))

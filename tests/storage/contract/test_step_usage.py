@@ -119,3 +119,16 @@ async def test_usage_per_platform_and_model_sums_every_call_ever_logged(storage:
         ("slack", "my-llama", UsageLine(None, 1, 1, 7, 3, 0, 0, 0.0)),
         ("telegram", "gpt-4o", UsageLine(None, 2, 0, 30, 3, 5, 0, 0.75)),
     ]
+
+
+async def test_usage_per_platform_and_model_of_a_time_range(storage: Storage) -> None:
+    store = agent(storage)
+    alice = (await store.ensure_conversation("k-alice", ALICE)).tip_session_id
+    await store.add_usage(alice, ModelCall(10, 1, cost_usd=0.5, model="gpt-4o"))
+    between = time.time()
+    await store.add_usage(alice, ModelCall(20, 2, cost_usd=0.25, model="gpt-4o"))
+    before = await storage.usage.usage_by_platform_and_model(until=between)
+    after = await storage.usage.usage_by_platform_and_model(since=between)
+    assert [(c.platform, c.model, c.line.input_tokens) for c in before] == [("telegram", "gpt-4o", 10)]
+    assert [(c.platform, c.model, c.line.input_tokens) for c in after] == [("telegram", "gpt-4o", 20)]
+    assert await storage.usage.usage_by_platform_and_model(since=between, until=between) == ()
