@@ -1,17 +1,19 @@
 """Window vectors on PostgreSQL: embedding windows in batches, and the reads that search windows.
 
-Invariants: one embedder writes at a time across every host (``pg_try_advisory_xact_lock(EMBED_LOCK)`` at
-the start of each batch transaction), so vectors are stored in window-id order and a process's
-``VectorMatrix`` only ever needs the rows above what it holds; a model change or a rebuild moves the
-``generation`` and drops every vector in the same transaction; the model runs in a thread while the batch's
-transaction waits (it holds no row lock, only the advisory one); reads run inside the caller's snapshot,
+Invariants: one embedder reads batches at a time across every host (``pg_try_advisory_xact_lock(EMBED_LOCK)``
+and the lead in ``pending_windows``); the model runs between two short transactions, never inside one; a
+batch is stored only if the progress row still says what it said when the batch was read (same model,
+generation and mark), so vectors are stored in window-id order, each batch exactly after the last, and a
+process's ``VectorMatrix`` only ever needs the rows above what it holds; a model change or a rebuild moves
+the ``generation`` and drops every vector in the same transaction; reads run inside the caller's snapshot,
 and a nearest window is returned only if that snapshot still holds it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -34,68 +36,102 @@ from .window_builder import EMBED_LOCK, lead
 _LOAD_BATCH: Final = 20_000
 
 
-PassageModel = Callable[[Sequence[str]], Awaitable[npt.NDArray[np.float32]]]
+@dataclass(frozen=True, slots=True)
+class PendingWindows:
+    """Windows read for embedding: what the model must read, and the progress they continue from."""
+
+    model_id: str
+    generation: int
+    after: int
+    window_ids: tuple[int, ...]
+    bodies: tuple[str, ...]
 
 
-async def embed_batch(
-    conn: Conn, model_id: str, embed: PassageModel, limit: int, *, worker: str = ""
-) -> int | None:
-    """Embed up to ``limit`` windows without a vector (inside the caller's write transaction); how many
-    (None: another process holds the embedder's lock).
+async def pending_windows(
+    conn: Conn, model_id: str, limit: int, *, worker: str = ""
+) -> PendingWindows | None:
+    """Up to ``limit`` windows without a vector, with their texts (None: another process embeds).
 
-    ``embed``: the model of ``model_id``, run where the caller wants it (a low-priority thread)."""
+    A short transaction of its own: the model runs after it, holding no connection, lock or transaction
+    (a transaction left open across the model would hold back ``visibility.py``'s horizon, a pooled
+    connection and the progress row for the whole batch)."""
     row = await (await conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (EMBED_LOCK,))).fetchone()
     if not row or not row[0] or (worker and not await lead(conn, "embedder", worker)):
         return None
-    up_to = await claim_model(conn, model_id)
+    generation, up_to = await claim_model(conn, model_id)
     cursor = await conn.execute(
         "SELECT id, message_ids, speakers FROM search_windows WHERE id > %s ORDER BY id LIMIT %s",
         (up_to, limit),
     )
     windows = await cursor.fetchall()
     if not windows:
-        return 0
+        return PendingWindows(model_id, generation, up_to, (), ())
     ids = [int(i) for w in windows for i in w[1]]
     texts_cursor = await conn.execute("SELECT id, content FROM messages WHERE id = ANY(%s)", (ids,))
     texts = {int(r[0]): str(r[1] or "") for r in await texts_cursor.fetchall()}
-    bodies = [
+    bodies = tuple(
         window_text([Turn(int(i), str(s), texts.get(int(i), "")) for i, s in zip(w[1], w[2], strict=False)])
         for w in windows
-    ]
-    vectors = await embed(bodies)
-    await conn.cursor().executemany(
-        "INSERT INTO search_window_vectors(window_id, digest, vector) VALUES (%s, %s, %s) "
-        "ON CONFLICT (window_id) DO UPDATE SET digest = excluded.digest, vector = excluded.vector",
-        [
-            (int(w[0]), text_digest(b), encode_vector(v))
-            for w, b, v in zip(windows, bodies, vectors, strict=True)
-        ],
     )
+    return PendingWindows(model_id, generation, up_to, tuple(int(w[0]) for w in windows), bodies)
+
+
+async def store_vectors(conn: Conn, batch: PendingWindows, vectors: npt.NDArray[np.float32]) -> bool:
+    """Store ``batch``'s vectors and move the mark past it; False (nothing stored) when the progress moved
+    since it was read (a rebuild, another model, or another embedder that took over meanwhile).
+
+    The conditional UPDATE comes first: it takes the progress row's lock, so a rebuild waits for this
+    transaction or this one sees the rebuild's row and stores nothing; vectors are stored in window-id
+    order (each batch continues exactly from the last). A window dropped while the model ran (its segment
+    grew, or its person was erased) gets no vector."""
+    moved = await (
+        await conn.execute(
+            "UPDATE search_window_progress SET embedded_up_to = %s "
+            "WHERE id = 1 AND model = %s AND generation = %s AND embedded_up_to = %s RETURNING 1",
+            (batch.window_ids[-1], batch.model_id, batch.generation, batch.after),
+        )
+    ).fetchone()
+    if moved is None:
+        return False
     await conn.execute(
-        "UPDATE search_window_progress SET embedded_up_to = %s WHERE id = 1", (int(windows[-1][0]),)
+        "INSERT INTO search_window_vectors(window_id, digest, vector) "
+        "SELECT v.window_id, v.digest, v.vector FROM unnest(%s::bigint[], %s::text[], %s::bytea[]) "
+        "AS v(window_id, digest, vector) JOIN search_windows AS w ON w.id = v.window_id "
+        "ON CONFLICT (window_id) DO UPDATE SET digest = excluded.digest, vector = excluded.vector",
+        (
+            list(batch.window_ids),
+            [text_digest(body) for body in batch.bodies],
+            [encode_vector(vector) for vector in vectors],
+        ),
     )
-    return len(windows)
+    return True
 
 
-async def claim_model(conn: Conn, model_id: str) -> int:
-    """Make ``model_id`` the stored vectors' model (dropping another model's); the embedded-up-to mark."""
+async def claim_model(conn: Conn, model_id: str) -> tuple[int, int]:
+    """Make ``model_id`` the stored vectors' model (dropping another model's); its generation and
+    embedded-up-to mark."""
     row = await (
-        await conn.execute("SELECT model, embedded_up_to FROM search_window_progress WHERE id = 1")
+        await conn.execute(
+            "SELECT model, generation, embedded_up_to FROM search_window_progress WHERE id = 1"
+        )
     ).fetchone()
     if row is not None and str(row[0]) == model_id:
-        return int(row[1])
-    await forget_vectors(conn, model_id)
-    return 0
+        return int(row[1]), int(row[2])
+    return await forget_vectors(conn, model_id), 0
 
 
-async def forget_vectors(conn: Conn, model_id: str | None = None) -> None:
-    """Drop every vector (a rebuild, or another model); the next batches embed every window again."""
+async def forget_vectors(conn: Conn, model_id: str | None = None) -> int:
+    """Drop every vector (a rebuild, or another model); the next batches embed every window again. The new
+    generation."""
     await conn.execute("DELETE FROM search_window_vectors")
-    await conn.execute(
-        "UPDATE search_window_progress SET generation = generation + 1, embedded_up_to = 0, "
-        "model = coalesce(%s, model) WHERE id = 1",
-        (model_id,),
-    )
+    row = await (
+        await conn.execute(
+            "UPDATE search_window_progress SET generation = generation + 1, embedded_up_to = 0, "
+            "model = coalesce(%s, model) WHERE id = 1 RETURNING generation",
+            (model_id,),
+        )
+    ).fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 class PgVectorCache:

@@ -3,8 +3,10 @@
 Invariants: it never runs on the append path (appends neither wait for it nor notice it); every process
 runs one, the advisory locks of window_builder.py and window_vectors.py let exactly one of them build and
 one embed at a time, and one worker leads each (the others stand by, one short transaction every
-``_STANDBY_S``), so a process that dies hands the work over within ``LEAD_S``; the model runs on one
-dedicated thread at the lowest CPU priority, in batches of about ``batch_s`` seconds, so writers keep the
+``_STANDBY_S``), so a process that dies hands the work over within ``LEAD_S``; the model runs between two
+short transactions, never inside one (an open transaction would hold back the visibility horizon of
+``gateway.storage.postgres.visibility``, a pooled connection and the progress row for the whole batch), on
+one dedicated thread at the lowest CPU priority, in batches of about ``batch_s`` seconds, so writers keep the
 CPU when they need it and the semantic lag grows instead; a database error is logged and retried with a
 growing delay, never raised to the process.
 """
@@ -30,7 +32,7 @@ from ..errors import StateError
 from ..search_windows import Embedder
 from .engine import PgDatabase
 from .window_builder import Horizon, build_batch, close_ended_segments
-from .window_vectors import embed_batch
+from .window_vectors import pending_windows, store_vectors
 
 _LOG = logging.getLogger("agent_core.storage.postgres")
 _MAX_BATCH = 32
@@ -96,21 +98,29 @@ class PgWindowWorker:
             worked = await self._db.run_write(lambda conn: close_ended_segments(conn, 64)) > 0 or worked
         embedder = self._embedder
         if embedder is not None:
-            started = time.perf_counter()
-            done = await self._db.run_write(
-                lambda conn: embed_batch(
-                    conn, embedder.model_id, self._embed, self._embed_batch, worker=self._name
-                )
-            )
+            done = await self._embed_one_batch(embedder)
             self._standby = self._standby and done is None
-            if done:
-                elapsed = time.perf_counter() - started
-                self.windows_embedded += done
-                self.embed_seconds += elapsed
-                target = int(self._batch_s / (elapsed / done)) if elapsed > 0 else _MAX_BATCH
-                self._embed_batch = max(1, min(_MAX_BATCH, target))
-                worked = True
+            worked = bool(done) or worked
         return worked
+
+    async def _embed_one_batch(self, embedder: Embedder) -> int | None:
+        """Read a batch, run the model outside any transaction, store the vectors; how many were stored
+        (None: another process embeds). The batch size tracks ``batch_s`` of model time."""
+        model_id, size, name = embedder.model_id, self._embed_batch, self._name
+        batch = await self._db.run_write(lambda conn: pending_windows(conn, model_id, size, worker=name))
+        if batch is None or not batch.window_ids:
+            return None if batch is None else 0
+        started = time.perf_counter()
+        vectors = await self._embed(batch.bodies)
+        elapsed = time.perf_counter() - started
+        done = len(batch.window_ids)
+        target = int(self._batch_s / (elapsed / done)) if elapsed > 0 else _MAX_BATCH
+        self._embed_batch = max(1, min(_MAX_BATCH, target))
+        if not await self._db.run_write(lambda conn: store_vectors(conn, batch, vectors)):
+            return 0  # the progress moved meanwhile (a rebuild, or another embedder took over)
+        self.windows_embedded += done
+        self.embed_seconds += elapsed
+        return done
 
     async def _run(self) -> None:
         delay = self._poll_s

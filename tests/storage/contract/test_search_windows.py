@@ -9,16 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
 
 from agent_core.search import WordHashEmbedder, plan_query
 from agent_core.storage import NewMessage, Principal
 from agent_core.storage.search_index import SearchIndex, SearchRequest, SearchScope, SearchSnapshot
 from agent_core.storage.search_windows import SemanticStatus
+from gateway.queue import QUEUE_WHEN_BUSY
 from gateway.storage import Storage
+from tests.adapters.fakes.recording_sink import wait_until
 
 from .backends import BackendUnderTest
+from .test_admin_reads import LONG, answer, turn
 
 ADMIN = SearchScope.all_conversations()
 MODEL = WordHashEmbedder()
@@ -161,3 +168,44 @@ async def test_participants_are_the_named_speakers_of_conversations_in_the_scope
     as_sam = await index.participants(SearchScope.person("sam"), ["priya", "tom", "sam"])
     assert {name: set(ids) for name, ids in everyone.items()} == {"priya": {"c1"}, "tom": {"c1"}}
     assert {name: set(ids) for name, ids in as_sam.items()} == {"sam": {"c2"}}
+
+
+class HeldModel(WordHashEmbedder):
+    """The word hasher, held inside its passage call until ``release`` (at most ``_HOLD_S``): a model busy
+    with a batch for as long as the test needs."""
+
+    _HOLD_S = 30.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside = threading.Event()
+        self.release = threading.Event()
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.inside.set()
+        self.release.wait(self._HOLD_S)
+        return super().embed_passages(texts)
+
+
+async def test_a_turn_finished_while_the_model_embeds_a_batch_is_reported_at_once(
+    backend: BackendUnderTest,
+) -> None:
+    """The model runs outside any transaction: cursors over recent rows (finished turns for /metrics,
+    queued replies) never wait for a batch of the background embedder (on PostgreSQL they read below the
+    oldest running transaction)."""
+    model = HeldModel()
+    async with backend.open(embedder=model) as storage:
+        try:
+            turns = [("ana", f"turn {n} about the garden") for n in range(4)]
+            await storage.imports.import_lines([transcript("c1", "ana", *turns)])
+            await wait_until(model.inside.is_set, within_s=15, what="the model to start a batch")
+            await storage.queue.enqueue(turn("hello", "e1", "r1"), QUEUE_WHEN_BUSY)
+            job = (await storage.queue.claim("w1", lease_s=LONG, limit=1, max_attempts=3))[0]
+            assert await storage.queue.finish(job.id, "w1", state="done", reply=answer("hi"))
+            assert not model.release.is_set()
+            assert [t.job_id for t in await storage.admin.finished_turns(0.0)] == [job.id]
+            assert [r.conversation_id for r in await storage.admin.queued_replies()] == [job.conversation_id]
+        finally:
+            model.release.set()
+        status = await embedded(storage.search)
+    assert status.windows == status.embedded == 2
