@@ -28,7 +28,7 @@ from ..search_windows import (
 from .engine import Conn
 
 WINDOW_LOCK: Final = 0x6D6777  # "mgw": one window builder at a time in a database
-EMBED_LOCK: Final = 0x6D6765  # "mge": one embedder at a time in a database
+EMBED_LOCK: Final = 0x6D6765  # "mge": one embedder reads a batch at a time in a database
 # A worker leads building (or embedding) until it has not done so for this long; then any worker may.
 LEAD_S: Final = 5.0
 

@@ -1,10 +1,11 @@
 """Window vectors on PostgreSQL: embedding windows in batches, and the reads that search windows.
 
-Invariants: one embedder reads batches at a time across every host (``pg_try_advisory_xact_lock(EMBED_LOCK)``
-and the lead in ``pending_windows``); the model runs between two short transactions, never inside one; a
-batch is stored only if the progress row still says what it said when the batch was read (same model,
-generation and mark), so vectors are stored in window-id order, each batch exactly after the last, and a
-process's ``VectorMatrix`` only ever needs the rows above what it holds; a model change or a rebuild moves
+Invariants: one embedder leads across every host (``pg_try_advisory_xact_lock(EMBED_LOCK)`` and the lead
+in ``pending_windows``, renewed by each store); the model runs between two short transactions, never
+inside one; a batch is stored only if the progress row still says what it said when the batch was read
+(same model, generation and mark), so vectors are stored in window-id order, each batch exactly after the
+last, and a process's ``VectorMatrix`` only ever needs the rows above what it holds; a window dropped
+before a store commits gets no vector; a model change or a rebuild moves
 the ``generation`` and drops every vector in the same transaction; reads run inside the caller's snapshot,
 and a nearest window is returned only if that snapshot still holds it.
 """
@@ -31,7 +32,7 @@ from ..search_windows import (
 )
 from ..vector_matrix import VectorMatrix, VectorRow
 from .engine import Conn
-from .window_builder import EMBED_LOCK, lead
+from .window_builder import EMBED_LOCK, WINDOW_LOCK, lead
 
 _LOAD_BATCH: Final = 20_000
 
@@ -76,19 +77,31 @@ async def pending_windows(
     return PendingWindows(model_id, generation, up_to, tuple(int(w[0]) for w in windows), bodies)
 
 
-async def store_vectors(conn: Conn, batch: PendingWindows, vectors: npt.NDArray[np.float32]) -> bool:
+async def store_vectors(
+    conn: Conn, batch: PendingWindows, vectors: npt.NDArray[np.float32], *, worker: str = ""
+) -> bool:
     """Store ``batch``'s vectors and move the mark past it; False (nothing stored) when the progress moved
     since it was read (a rebuild, another model, or another embedder that took over meanwhile).
 
-    The conditional UPDATE comes first: it takes the progress row's lock, so a rebuild waits for this
-    transaction or this one sees the rebuild's row and stores nothing; vectors are stored in window-id
-    order (each batch continues exactly from the last). A window dropped while the model ran (its segment
-    grew, or its person was erased) gets no vector."""
+    Lock order as the builder's: the window builder's lock (``WINDOW_LOCK``, waited for) and then the
+    progress row. The builder and erasure drop windows only under ``WINDOW_LOCK``, so the windows this
+    transaction joins against are the ones committed after any drop, and a window dropped while the model
+    ran (its segment grew, or its person was erased) gets no vector. The conditional UPDATE takes the
+    progress row's lock before anything is written: a rebuild (``forget_vectors`` updates that row before
+    it deletes) either waits for this transaction and then deletes what it stored, or committed first and
+    this one stores nothing. Vectors are therefore stored in window-id order, each batch exactly after the
+    last. The store also renews ``worker``'s lead, so a long model call does not hand the batch over."""
+    if not batch.window_ids:
+        return True
+    if len(vectors) != len(batch.window_ids):
+        raise ValueError(f"{len(vectors)} vectors for {len(batch.window_ids)} windows")
+    await conn.execute("SELECT pg_advisory_xact_lock(%s)", (WINDOW_LOCK,))
     moved = await (
         await conn.execute(
-            "UPDATE search_window_progress SET embedded_up_to = %s "
+            "UPDATE search_window_progress SET embedded_up_to = %s, "
+            "embedder = coalesce(nullif(%s, ''), embedder), embedder_seen = mg_now() "
             "WHERE id = 1 AND model = %s AND generation = %s AND embedded_up_to = %s RETURNING 1",
-            (batch.window_ids[-1], batch.model_id, batch.generation, batch.after),
+            (batch.window_ids[-1], worker, batch.model_id, batch.generation, batch.after),
         )
     ).fetchone()
     if moved is None:
@@ -122,8 +135,11 @@ async def claim_model(conn: Conn, model_id: str) -> tuple[int, int]:
 
 async def forget_vectors(conn: Conn, model_id: str | None = None) -> int:
     """Drop every vector (a rebuild, or another model); the next batches embed every window again. The new
-    generation."""
-    await conn.execute("DELETE FROM search_window_vectors")
+    generation.
+
+    The progress row is updated (and so locked) before the vectors are deleted: a batch being stored now
+    either committed before the DELETE's snapshot (and is deleted) or finds the new generation and stores
+    nothing; never a vector left behind from the old generation."""
     row = await (
         await conn.execute(
             "UPDATE search_window_progress SET generation = generation + 1, embedded_up_to = 0, "
@@ -131,6 +147,7 @@ async def forget_vectors(conn: Conn, model_id: str | None = None) -> int:
             (model_id,),
         )
     ).fetchone()
+    await conn.execute("DELETE FROM search_window_vectors")
     return int(row[0]) if row is not None else 0
 
 

@@ -1,8 +1,9 @@
 """``PgWindowWorker``: the background task of each process that keeps search windows and vectors current.
 
 Invariants: it never runs on the append path (appends neither wait for it nor notice it); every process
-runs one, the advisory locks of window_builder.py and window_vectors.py let exactly one of them build and
-one embed at a time, and one worker leads each (the others stand by, one short transaction every
+runs one; the builder's advisory lock lets one of them build at a time, the embedder's lock and lead let one
+of them read a batch to embed and only a batch read against the current progress is stored; one worker
+leads each (the others stand by, one short transaction every
 ``_STANDBY_S``), so a process that dies hands the work over within ``LEAD_S``; the model runs between two
 short transactions, never inside one (an open transaction would hold back the visibility horizon of
 ``gateway.storage.postgres.visibility``, a pooled connection and the progress row for the whole batch), on
@@ -116,7 +117,7 @@ class PgWindowWorker:
         done = len(batch.window_ids)
         target = int(self._batch_s / (elapsed / done)) if elapsed > 0 else _MAX_BATCH
         self._embed_batch = max(1, min(_MAX_BATCH, target))
-        if not await self._db.run_write(lambda conn: store_vectors(conn, batch, vectors)):
+        if not await self._db.run_write(lambda conn: store_vectors(conn, batch, vectors, worker=name)):
             return 0  # the progress moved meanwhile (a rebuild, or another embedder took over)
         self.windows_embedded += done
         self.embed_seconds += elapsed
