@@ -1,13 +1,13 @@
 """Window vectors on PostgreSQL: embedding windows in batches, and the reads that search windows.
 
-Invariants: one embedder leads across every host (``pg_try_advisory_xact_lock(EMBED_LOCK)`` and the lead
-in ``pending_windows``, renewed by each store); the model runs between two short transactions, never
-inside one; a batch is stored only if the progress row still says what it said when the batch was read
-(same model, generation and mark), so vectors are stored in window-id order, each batch exactly after the
-last, and a process's ``VectorMatrix`` only ever needs the rows above what it holds; a window dropped
-before a store commits gets no vector; a model change or a rebuild moves
-the ``generation`` and drops every vector in the same transaction; reads run inside the caller's snapshot,
-and a nearest window is returned only if that snapshot still holds it.
+Invariants: one embedder leads across every host (``pg_try_advisory_xact_lock(EMBED_LOCK)`` and the lead in
+``pending_windows``, renewed by each store); the model runs between two short transactions, never inside
+one; a batch is stored only if the progress row still says what it said when the batch was read (same model,
+generation and mark), so vectors are stored in window-id order, each batch exactly after the last, and a
+process's ``VectorMatrix`` only ever needs the rows above what it holds; a window dropped before a store
+commits gets no vector; a model change or a rebuild moves the ``generation`` and drops every vector in the
+same transaction; reads run inside the caller's snapshot, and a nearest window is returned only if that
+snapshot still holds it.
 """
 
 from __future__ import annotations

@@ -1,15 +1,14 @@
 """``PgWindowWorker``: the background task of each process that keeps search windows and vectors current.
 
-Invariants: it never runs on the append path (appends neither wait for it nor notice it); every process
-runs one; the builder's advisory lock lets one of them build at a time, the embedder's lock and lead let one
-of them read a batch to embed and only a batch read against the current progress is stored; one worker
-leads each (the others stand by, one short transaction every
-``_STANDBY_S``), so a process that dies hands the work over within ``LEAD_S``; the model runs between two
-short transactions, never inside one (an open transaction would hold back the visibility horizon of
-``gateway.storage.postgres.visibility``, a pooled connection and the progress row for the whole batch), on
-one dedicated thread at the lowest CPU priority, in batches of about ``batch_s`` seconds, so writers keep the
-CPU when they need it and the semantic lag grows instead; a database error is logged and retried with a
-growing delay, never raised to the process.
+Invariants: it never runs on the append path (appends neither wait for it nor notice it); every process runs
+one; the builder's advisory lock lets one of them build at a time, the embedder's lock and lead let one of
+them read a batch to embed and only a batch read against the current progress is stored; one worker leads
+each (the others stand by, one short transaction every ``_STANDBY_S``), so a process that dies hands the
+work over within ``LEAD_S``; the model runs between two short transactions, never inside one (an open
+transaction would hold back the visibility horizon of ``gateway.storage.postgres.visibility``, a pooled
+connection and the progress row for the whole batch), on one dedicated thread at the lowest CPU priority, in
+batches of about ``batch_s`` seconds, so writers keep the CPU when they need it and the semantic lag grows
+instead; a database error is logged and retried with a growing delay, never raised to the process.
 """
 
 from __future__ import annotations
