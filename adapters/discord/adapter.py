@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import hashlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -301,11 +302,12 @@ class DiscordAdapter(Adapter):
             if reply and reply != message.chat.thread_id
             else None
         )
+        nonce = send_nonce(message.idempotency_key)
         try:
             if reference is None:
-                sent = await channel.send(content=message.text)
+                sent = await channel.send(content=message.text, nonce=nonce)
             else:
-                sent = await channel.send(content=message.text, reference=reference)
+                sent = await channel.send(content=message.text, reference=reference, nonce=nonce)
         except (discord.DiscordException, OSError, TimeoutError) as exc:
             raise send_error(exc, self._token) from exc
         self._last_send = self._clock()
@@ -336,3 +338,11 @@ class DiscordAdapter(Adapter):
             last_send_at=self._last_send,
             detail=self._detail,
         )
+
+
+def send_nonce(idempotency_key: str) -> str:
+    """The nonce of a send: the same for every attempt at one outbox chunk, so Discord (``enforce_nonce``,
+    which discord.py sets with every nonce) returns the message it already created instead of posting it
+    again when a send is repeated after a crash (Discord remembers nonces for a few minutes); at most 25
+    characters, as Discord requires."""
+    return hashlib.blake2b(idempotency_key.encode(), digest_size=12).hexdigest()

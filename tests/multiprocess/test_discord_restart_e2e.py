@@ -32,12 +32,9 @@ def _write_config(home: Path, fake: FakeDiscordServer) -> None:
 
 
 def _replies_to(fake: FakeDiscordServer, word: str) -> list[str]:
-    """What the bot said in ``word``'s DM (greetings are answered there too)."""
-    return [
-        str(call.body.get("content", ""))
-        for call in fake.calls_to("create_message")
-        if call.channel_id == DM_CHANNELS[word]
-    ]
+    """What the bot said in ``word``'s DM as its user sees it (greetings are answered there too); a send
+    repeated after a crash with the same nonce is one message, as on Discord."""
+    return fake.bot_messages(DM_CHANNELS[word])
 
 
 def _answers(fake: FakeDiscordServer, word: str) -> int:

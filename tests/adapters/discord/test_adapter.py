@@ -136,6 +136,20 @@ async def test_a_short_429_is_waited_out_by_the_library_and_the_message_is_sent_
     assert len(calls) == 2 and receipt.platform_message_id  # one 429, then the accepted retry
 
 
+async def test_a_send_repeated_after_a_crash_shows_once_in_the_chat(
+    fake: FakeDiscordServer, sink: RecordingSink, adapter: DiscordAdapter
+) -> None:
+    """A process killed after Discord took a reply but before the outbox recorded it sends that chunk
+    again on restart: the chunk's nonce is the same, so Discord returns the message it already made."""
+    chat = (await _one_dm(fake, sink)).chat
+    first = await adapter.send(OutboundMessage(chat, "your answer", "job-7#0"))
+    again = await adapter.send(OutboundMessage(chat, "your answer", "job-7#0"))
+    other = await adapter.send(OutboundMessage(chat, "your answer", "job-8#0"))
+    assert again.platform_message_id == first.platform_message_id != other.platform_message_id
+    assert fake.bot_messages(DM_CHANNEL) == ["your answer", "your answer"]
+    assert len({call.body["nonce"] for call in fake.calls_to("create_message")}) == 2
+
+
 async def test_a_long_429_surfaces_as_a_retryable_send_error_with_retry_after(
     fake: FakeDiscordServer, sink: RecordingSink, adapter: DiscordAdapter
 ) -> None:

@@ -96,6 +96,7 @@ class FakeDiscordServer:
     hold_history: asyncio.Event | None = None  # history pages are read at once but answered once it is set
     refused: list[Call] = field(default_factory=list)  # the calls answered with an error (429, 400, ...)
     channel_log: dict[int, list[Json]] = field(default_factory=dict)
+    by_nonce: dict[str, Json] = field(default_factory=dict)  # the bot's messages by the nonce they carried
     dm_users: dict[int, Json] = field(default_factory=dict)
     port: int = 0
     _sockets: list[web.WebSocketResponse] = field(default_factory=list)
@@ -299,7 +300,15 @@ class FakeDiscordServer:
         except ApiRejection as exc:
             self.refused.append(call)
             return self._json({"message": exc.message, "code": exc.code}, exc.status)
+        nonce = call.body.get("nonce")
+        if nonce is not None and call.body.get("enforce_nonce") and str(nonce) in self.by_nonce:
+            # Discord: "If another message was created by the same author with the same nonce, that
+            # message will be returned and no new message will be created."
+            return self._json(self.by_nonce[str(nonce)])
         sent = self._sent_message(call.channel_id, content)
+        if nonce is not None:
+            sent["nonce"] = str(nonce)
+            self.by_nonce[str(nonce)] = sent
         self._keep(sent)
         return self._json(sent)
 
@@ -334,6 +343,13 @@ class FakeDiscordServer:
         log = sorted(self.channel_log.get(call.channel_id, []), key=lambda kept: int(kept["id"]))
         window = [kept for kept in log if after < int(kept["id"]) < before]
         return window[:limit] if "after" in call.body else window[-limit:]
+
+    def bot_messages(self, channel_id: int) -> list[str]:
+        """What the bot said in the channel, as people there see it (a send Discord deduplicated by its
+        nonce shows once)."""
+        return [
+            str(m.get("content", "")) for m in self.channel_log.get(channel_id, []) if m["author"].get("bot")
+        ]
 
     def _last_message_id(self, channel_id: int) -> str | None:
         """As Discord reports it on the channel: the id of its newest message, anyone's."""
