@@ -9,9 +9,9 @@ and decides that person's exemption (``exempt: true`` or ``false``); without one
 
 from __future__ import annotations
 
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from pydantic import BaseModel, ConfigDict, Field
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from gateway.zone_names import ZoneName
 
 
 class Limits(BaseModel):
@@ -55,7 +55,7 @@ class BudgetSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    timezone: str = Field(default="UTC", description="Days and months start at midnight in this zone.")
+    timezone: ZoneName = Field(default="UTC", description="Days and months start at midnight in this zone.")
     person: Limits = Field(default_factory=Limits, description="Every person's limits (unless overridden).")
     platform: dict[str, Limits] = Field(
         default_factory=dict, description="Limits of all turns on one platform (telegram, web, …)."
@@ -73,15 +73,6 @@ class BudgetSettings(BaseModel):
     turn_estimate_tokens: int | None = Field(
         default=None, ge=0, description="Least tokens one turn is assumed to use near a limit."
     )
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, name: str) -> str:
-        try:
-            ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown time zone {name!r}: use an IANA name such as Europe/Berlin") from exc
-        return name
 
     @property
     def enabled(self) -> bool:

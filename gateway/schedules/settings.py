@@ -7,9 +7,10 @@ Invariant: ``default_timezone`` is a time zone this machine knows (checked at lo
 from __future__ import annotations
 
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
+
+from gateway.zone_names import ZoneName
 
 MissedPolicy = Literal["catch_up_once", "skip"]
 
@@ -20,7 +21,7 @@ class ScheduleSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     enabled: bool = Field(default=True, description="Run the scheduler in serve and worker processes.")
-    default_timezone: str = Field(
+    default_timezone: ZoneName = Field(
         default="UTC", description="The time zone of people who never set theirs (/timezone)."
     )
     missed: MissedPolicy = Field(
@@ -39,12 +40,3 @@ class ScheduleSettings(BaseModel):
         default=1.0, gt=0, description="Longest wait between looks for due schedules (other hosts' too)."
     )
     batch: int = Field(default=200, ge=1, description="Schedules fired per write transaction.")
-
-    @field_validator("default_timezone")
-    @classmethod
-    def _known_zone(cls, name: str) -> str:
-        try:
-            ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown time zone {name!r}: use an IANA name such as Europe/Berlin") from exc
-        return name
