@@ -22,7 +22,7 @@ whenever the window holds every match, which is when ranking matters most.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, LiteralString
 
@@ -31,6 +31,7 @@ from psycopg import sql
 from ..search_index import SEARCHED_ROLES, UNSEARCHED_TOOLS, ConversationInfo, FoundMessage
 from .engine import Conn
 from .search_clauses import Fragment, PgClause, PgIndex, formatted, joined
+from .search_ddl import SEARCH_INDEXES
 
 _TEXT: LiteralString = "mg_search_text(m.content, m.role, m.tool_name)"
 _MATCH: dict[PgIndex, LiteralString] = {
@@ -41,12 +42,14 @@ _MATCH: dict[PgIndex, LiteralString] = {
 # A substring with no letter that has case (CJK, digits, punctuation) matches the same rows with LIKE, which
 # skips case-folding every candidate text (a third of the recheck of 2,400 CJK matches).
 _CASELESS_MATCH: LiteralString = _TEXT + " LIKE {}"
-# What ranking reads of each window row: the vector, or the text already case-folded once.
+# What ranking reads of each window row: the vector, or the text already case-folded once (as it is, when
+# no clause of the group has a character with case: folding cannot change where those occur).
 _PAYLOAD: dict[PgIndex, LiteralString] = {
     PgIndex.VECTOR: "m.search_vector",
     PgIndex.GRAMS: "m.search_vector",
     PgIndex.TRIGRAM: "lower(" + _TEXT + ")",
 }
+_CASELESS_PAYLOAD: LiteralString = _TEXT
 _VISIBLE: LiteralString = (
     "m.role = ANY({}) AND m.content <> ''"
     " AND (m.role <> 'tool' OR m.tool_name IS NULL OR m.tool_name <> ALL({}))"
@@ -64,7 +67,7 @@ _STRENGTH: dict[PgIndex, LiteralString] = {
 _CLAUSE_MATCH: dict[PgIndex, LiteralString] = {
     PgIndex.VECTOR: "w.payload @@ {q}",
     PgIndex.GRAMS: "w.payload @@ {q}",
-    PgIndex.TRIGRAM: "w.payload LIKE lower({q})",
+    PgIndex.TRIGRAM: "w.payload LIKE {q}",
 }
 _CLAUSE_TYPE: dict[PgIndex, LiteralString] = {
     PgIndex.VECTOR: "tsquery[]",
@@ -117,6 +120,15 @@ class MatchFilter:
 
     conversation_ids: tuple[str, ...] | None = None
     current_conversation_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEstimate:
+    """The planner's estimate of a group's visible matches, and of the commonest clause's matches alone
+    (None when the plan reads no search index clause by clause)."""
+
+    total: float
+    largest_clause: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +187,9 @@ async def ranked_matches(
     """
     matching, exclude = _conditions(index, clauses, excluded)
     positions = [Fragment(sql.Composed([sql.Literal(n)])) for n in range(1, len(clauses) + 1)]
+    caseless = index is PgIndex.TRIGRAM and all(c.caseless for c in clauses)
     statement = formatted(
-        _RANKED.replace("{payload}", _PAYLOAD[index])
+        _RANKED.replace("{payload}", _CASELESS_PAYLOAD if caseless else _PAYLOAD[index])
         .replace("{order}", _ORDER[walk])
         .replace("{qtype}", _CLAUSE_TYPE[index]),
         matching,
@@ -184,7 +197,7 @@ async def ranked_matches(
         _filter(where),
         Fragment.value(window + 1),
         Fragment.value(window),
-        joined(", ", (c.query for c in clauses)),
+        joined(", ", (_ranked_query(c) for c in clauses)),
         joined(", ", (Fragment.value(c.needle) for c in clauses)),
         joined(", ", (_clause_strength(index, n) for n in positions)),
         joined(", ", (formatted(_IDF, n, n) for n in positions)),
@@ -199,7 +212,7 @@ async def ranked_matches(
 
 async def estimated_matches(
     conn: Conn, index: PgIndex, clauses: Sequence[PgClause], excluded: Sequence[PgClause], where: MatchFilter
-) -> float:
+) -> MatchEstimate:
     """How many visible messages the planner expects to match (``EXPLAIN``: statistics, no execution)."""
     matching, exclude = _conditions(index, clauses, excluded)
     statement = formatted(
@@ -212,7 +225,19 @@ async def estimated_matches(
     plan = row[0] if row is not None else None
     if isinstance(plan, str):
         plan = json.loads(plan)
-    return float(plan[0]["Plan"]["Plan Rows"]) if plan else 0.0
+    if not plan:
+        return MatchEstimate(0.0, None)
+    top = plan[0]["Plan"]
+    lookups = [float(node["Plan Rows"]) for node in _search_lookups(top)]
+    return MatchEstimate(float(top["Plan Rows"]), max(lookups) if lookups else None)
+
+
+def _search_lookups(node: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """The plan's lookups in a search index: one per clause the matching condition ORs together."""
+    if node.get("Node Type") == "Bitmap Index Scan" and node.get("Index Name") in SEARCH_INDEXES:
+        yield node
+    for child in node.get("Plans", ()):
+        yield from _search_lookups(child)
 
 
 async def capped_counts(conn: Conn, index: PgIndex, clauses: Sequence[PgClause], cap: int) -> list[int]:
@@ -341,16 +366,40 @@ def _clause_strength(index: PgIndex, position: Fragment) -> Fragment:
     return Fragment(sql.SQL("CASE WHEN {} THEN ({})::float8 END").format(match, strength))
 
 
+def _ranked_query(clause: PgClause) -> Fragment:
+    """What ranking tests a window row's payload against: the tsquery, or the case-folded pattern."""
+    return formatted("lower({})", clause.query) if clause.index is PgIndex.TRIGRAM else clause.query
+
+
 def _conditions(
     index: PgIndex, clauses: Sequence[PgClause], excluded: Sequence[PgClause]
 ) -> tuple[Fragment, Fragment]:
     """(any of ``clauses`` matches, none of ``excluded`` does) as conditions on ``messages AS m``."""
-    matching = joined(" OR ", (formatted(_match(index, c), c.query) for c in clauses))
+    needed = _not_implied(clauses)
+    matching = joined(" OR ", (formatted(_match(index, c), c.query) for c in needed))
     if not excluded:
         return matching, Fragment(sql.SQL("true"))
     return matching, formatted(
         "NOT ({})", joined(" OR ", (formatted(_match(index, c), c.query) for c in excluded))
     )
+
+
+def _not_implied(clauses: Sequence[PgClause]) -> list[PgClause]:
+    """``clauses`` without those whose matches another one's include, which add nothing to an OR.
+
+    A caseless substring holding another caseless substring (服务器部署 holds 服务器) only matches texts that
+    one matches too, so each row that passes it is rechecked against one pattern fewer; equal ones keep
+    the first. Only caseless pairs are compared: their needles are their exact text.
+    """
+
+    def implies(a: PgClause, b: PgClause) -> bool:
+        return a.index is b.index is PgIndex.TRIGRAM and a.caseless and b.caseless and b.needle in a.needle
+
+    return [
+        a
+        for i, a in enumerate(clauses)
+        if not any(j != i and implies(a, b) and (j < i or not implies(b, a)) for j, b in enumerate(clauses))
+    ]
 
 
 def _match(index: PgIndex, clause: PgClause) -> LiteralString:

@@ -14,6 +14,7 @@ from agent_core.search.tool import SESSION_SEARCH_TOOL_NAME
 from agent_core.storage import AgentStorage, NewMessage, NewSegment, Principal
 from agent_core.storage.search_index import (
     UNSEARCHED_TOOLS,
+    SearchBudget,
     SearchIndex,
     SearchRequest,
     SearchScope,
@@ -282,3 +283,45 @@ async def test_identifiers_inside_paths_and_tool_names_are_found(storage: Storag
     assert message_ids(await find(search, "chat-send", ADMIN)) == {ids[0]}
     assert message_ids(await find(search, "ERR_AUTH_12", ADMIN)) == {ids[0]}
     assert message_ids(await find(search, "weather", ADMIN)) == {ids[1]}
+
+
+async def test_a_cjk_term_ranks_the_whole_term_above_its_parts_and_finds_each_part(storage: Storage) -> None:
+    store, search = agent(storage), index(storage)
+    _, ids = await say(
+        store, "k", "ana", "服务器重启了", "服务器部署完成了", "部署脚本在这里", "今天天气不错"
+    )
+    snapshot = await find(search, "服务器部署", ADMIN)
+    assert snapshot.hits[0].message.id == ids[1]
+    assert message_ids(snapshot) == {ids[0], ids[1], ids[2]}
+
+
+async def test_a_rare_word_is_not_crowded_out_of_the_rank_window_by_a_common_one(storage: Storage) -> None:
+    store, search = agent(storage), index(storage)
+    _, (old,) = await say(store, "old", "ana", "deploy the kubernetes operator")
+    for n in range(120):
+        await say(store, f"k{n}", "ana", f"deploy note number {n}")
+    assert await search.wait_indexed(10)
+    budget = SearchBudget(rank_window=50)
+    for scope in (ADMIN, SearchScope.person("ana")):
+        snapshot = await search.search_messages(
+            SearchRequest(plan_query("deploy kubernetes"), scope, 5, budget)
+        )
+        assert snapshot.hits[0].message.id == old
+
+
+async def test_a_group_whose_words_together_overflow_the_rank_window_keeps_every_word(
+    storage: Storage,
+) -> None:
+    store, search = agent(storage), index(storage)
+    for n in range(40):
+        await say(store, f"r{n}", "ana", f"rollout step {n}")
+        await say(store, f"c{n}", "ana", f"checklist item {n}")
+    _, (both,) = await say(store, "both", "ana", "the rollout checklist for friday")
+    assert await search.wait_indexed(10)
+    request = SearchRequest(plan_query("rollout checklist"), ADMIN, 100, SearchBudget(rank_window=50))
+    snapshot = await search.search_messages(request)
+    # Neither word alone fills the window, so neither is dropped: the newest 50 matches of either are
+    # ranked, and the one message with both comes first.
+    assert snapshot.hits[0].message.id == both
+    assert len(snapshot.hits) == 50
+    assert {hit.message.content.split()[0] for hit in snapshot.hits[1:]} == {"rollout", "checklist"}
