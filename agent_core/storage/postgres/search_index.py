@@ -96,7 +96,7 @@ class PgSearchIndex:
         async def read(conn: Conn) -> SearchSnapshot:
             where = await _match_filter(conn, request.scope)
             lexical = SearchSnapshot((), {}) if query.is_empty else await search(conn, query, request, where)
-            windows = await windows_of(conn, [hit.message.id for hit in lexical.hits])
+            windows = await windows_of(conn, [hit.message for hit in lexical.hits])
             if request.query_vector is None:
                 return dataclasses.replace(lexical, windows=windows)
             if vectors is None:

@@ -20,7 +20,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from ..search_index import WindowHit, WindowRef
+from ..search_index import FoundMessage, WindowHit, WindowRef
 from ..search_windows import (
     SemanticState,
     SemanticStatus,
@@ -191,16 +191,17 @@ class PgVectorCache:
                 )
 
 
-async def windows_of(conn: Conn, message_ids: Sequence[int]) -> dict[int, tuple[WindowRef, ...]]:
-    """Per message id, the stored windows holding it."""
-    if not message_ids:
+async def windows_of(conn: Conn, messages: Sequence[FoundMessage]) -> dict[int, tuple[WindowRef, ...]]:
+    """Per message id, the stored windows holding it (looked up by the segment each message names)."""
+    if not messages:
         return {}
     cursor = await conn.execute(
-        "SELECT m.id, w.id, w.conversation_id, w.segment_id, w.message_ids FROM messages AS m "
-        "CROSS JOIN LATERAL (SELECT * FROM search_windows AS s WHERE s.segment_id = m.segment_id "
-        "AND s.first_id <= m.id ORDER BY s.first_id DESC LIMIT 2) AS w "
-        "WHERE m.id = ANY(%s) AND w.last_id >= m.id",
-        (list(message_ids),),
+        "SELECT a.id, w.id, w.conversation_id, w.segment_id, w.message_ids "
+        "FROM unnest(%s::bigint[], %s::text[]) AS a(id, segment_id) "
+        "CROSS JOIN LATERAL (SELECT * FROM search_windows AS s WHERE s.segment_id = a.segment_id "
+        "AND s.first_id <= a.id ORDER BY s.first_id DESC LIMIT 2) AS w "
+        "WHERE w.last_id >= a.id",
+        ([m.id for m in messages], [m.segment_id for m in messages]),
     )
     found: dict[int, list[WindowRef]] = {}
     for r in await cursor.fetchall():
