@@ -124,8 +124,10 @@ class MatchFilter:
 
 @dataclass(frozen=True, slots=True)
 class MatchEstimate:
-    """The planner's estimate of a group's visible matches, and of the commonest clause's matches alone
-    (None when the plan reads no search index clause by clause)."""
+    """The planner's estimates: a group's visible matches, and its commonest clause's alone.
+
+    ``largest_clause`` is None when the plan reads no search index clause by clause.
+    """
 
     total: float
     largest_clause: float | None
@@ -197,7 +199,7 @@ async def ranked_matches(
         _filter(where),
         Fragment.value(window + 1),
         Fragment.value(window),
-        joined(", ", (_ranked_query(c) for c in clauses)),
+        joined(", ", (_ranked_query(c, folded=not caseless) for c in clauses)),
         joined(", ", (Fragment.value(c.needle) for c in clauses)),
         joined(", ", (_clause_strength(index, n) for n in positions)),
         joined(", ", (formatted(_IDF, n, n) for n in positions)),
@@ -240,16 +242,24 @@ def _search_lookups(node: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
         yield from _search_lookups(child)
 
 
-async def capped_counts(conn: Conn, index: PgIndex, clauses: Sequence[PgClause], cap: int) -> list[int]:
-    """How many messages each clause matches on its own, counting at most ``cap`` (one statement)."""
+async def capped_counts(
+    conn: Conn,
+    index: PgIndex,
+    clauses: Sequence[PgClause],
+    excluded: Sequence[PgClause],
+    where: MatchFilter,
+    cap: int,
+) -> list[int]:
+    """How many messages each clause matches on its own among those a ranked match may return (visible, in
+    scope, none of ``excluded``), counting at most ``cap`` (one statement)."""
+    visible = _filter(where)
     counts = joined(
         ", ",
         (
             formatted(
-                "(SELECT count(*) FROM (SELECT 1 FROM messages AS m WHERE "
-                + _match(index, c)
-                + " LIMIT {}) AS s)",
-                c.query,
+                "(SELECT count(*) FROM (SELECT 1 FROM messages AS m WHERE ({}) AND {} AND {} LIMIT {}) AS s)",
+                *_conditions(index, [c], excluded),
+                visible,
                 Fragment.value(cap),
             )
             for c in clauses
@@ -366,9 +376,12 @@ def _clause_strength(index: PgIndex, position: Fragment) -> Fragment:
     return Fragment(sql.SQL("CASE WHEN {} THEN ({})::float8 END").format(match, strength))
 
 
-def _ranked_query(clause: PgClause) -> Fragment:
-    """What ranking tests a window row's payload against: the tsquery, or the case-folded pattern."""
-    return formatted("lower({})", clause.query) if clause.index is PgIndex.TRIGRAM else clause.query
+def _ranked_query(clause: PgClause, *, folded: bool) -> Fragment:
+    """What ranking tests a window row's payload against: the tsquery, or the pattern (case-folded when the
+    payload is)."""
+    if clause.index is PgIndex.TRIGRAM and folded:
+        return formatted("lower({})", clause.query)
+    return clause.query
 
 
 def _conditions(
