@@ -9,20 +9,12 @@ from pathlib import Path
 import psycopg
 
 from agent_core.search import plan_query
-from agent_core.storage import AgentStorage, NewMessage, Principal
 from agent_core.storage.search_index import SearchBudget, SearchIndex, SearchRequest, SearchScope
 from tests import postgres_server
 from tests.storage.contract.backends import backend_for
+from tests.storage.contract.test_search_index import say
 
 WINDOW = SearchBudget(rank_window=50)
-
-
-async def say(store: AgentStorage, key: str, person: str, text: str) -> int:
-    conversation = await store.ensure_conversation(key, Principal(person_id=person))
-    (message_id,) = await store.append_messages(
-        conversation.tip_session_id, [NewMessage("user", text, author=person)]
-    )
-    return message_id
 
 
 async def found(search: SearchIndex, text: str, scope: SearchScope) -> list[int]:
@@ -40,7 +32,7 @@ async def test_a_common_word_is_dropped_the_same_way_whatever_the_statistics_say
 ) -> None:
     async with backend_for("postgres", home).open() as storage:
         store, search = storage.agent, storage.search
-        rare = await say(store, "old", "ana", "deploy the kubernetes operator")
+        _, (rare,) = await say(store, "old", "ana", "deploy the kubernetes operator")
         for n in range(300):
             await say(store, f"k{n}", "ana", f"deploy note number {n}")
         assert await search.wait_indexed(10)
@@ -57,8 +49,8 @@ async def test_other_peoples_messages_never_drop_a_word_from_a_persons_search(
         store, search = storage.agent, storage.search
         for n in range(200):
             await say(store, f"b{n}", "bob", f"alpha report {n}")
-        alpha = {await say(store, f"a{n}", "ana", f"alpha notes {n}") for n in range(40)}
-        beta = {await say(store, f"c{n}", "ana", f"beta notes {n}") for n in range(40)}
+        alpha = {(await say(store, f"a{n}", "ana", f"alpha notes {n}"))[1][0] for n in range(40)}
+        beta = {(await say(store, f"c{n}", "ana", f"beta notes {n}"))[1][0] for n in range(40)}
         assert await search.wait_indexed(10)
         before = await found(search, "alpha beta", SearchScope.person("ana"))
         analyse(postgres_database, home)
