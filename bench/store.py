@@ -4,6 +4,10 @@ Invariants: latency is measured in each writer around one awaited append; afterw
 checked present exactly once and findable by full-text search; ``index_lag_ms_max`` is the longest time
 from an append's acknowledgement until the search index covered it (sampled by the parent every 10 ms);
 ``db_bytes`` counts every database file (state.db, search.db, WAL, SHM) once all stores have closed.
+``writer_cpu_ms_per_msg`` is the writers' own CPU (user + system, each process from the barrier to its last
+append) per acknowledged message; ``cpu_bound_msgs_per_s`` the pace the machine's cores would allow were they
+spent on that alone (on PostgreSQL with the server's CPU per message added: bench.store_postgres), a ceiling
+that says whether a throughput target fits the machine at all.
 With ``semantic``, every writer opens its store with the embedding model (loaded before the clock starts),
 so one of them embeds search windows in the background while all append; the parent samples the semantic
 index every 0.5 s: ``semantic_pending_max`` is the largest backlog of windows without a vector it saw,
@@ -18,6 +22,7 @@ import asyncio
 import bisect
 import json
 import multiprocessing
+import os
 import shutil
 import tempfile
 import time
@@ -53,6 +58,7 @@ class WriterReport:
     finished: float
     retries: int
     text_bytes: int
+    cpu_s: float
 
     @classmethod
     def load(cls, path: Path) -> WriterReport:
@@ -189,7 +195,7 @@ async def _write(
         conversation = await store.ensure_conversation(f"bench:{writer}", Principal(person_id=f"w{writer}"))
         segment = conversation.tip_session_id
         await asyncio.to_thread(barrier.wait)
-        started = time.monotonic()
+        started, cpu_started = time.monotonic(), time.process_time()
         for seq, text in enumerate(texts):
             message = NewMessage("user" if seq % 2 == 0 else "assistant", text)
             before = time.perf_counter()
@@ -200,22 +206,28 @@ async def _write(
                 continue
             latencies.append(time.perf_counter() - before)
             acks.append((message_id, time.monotonic()))
-        finished = time.monotonic()
+        finished, cpu_s = time.monotonic(), time.process_time() - cpu_started
         retries = store.write_retries
         # Stay until search covers everything: the last writer standing may be the one indexing.
         await store.wait_indexed(_INDEX_TIMEOUT_S)
     return WriterReport(
         writer, conversation.id, latencies, acks, errors, started, finished, retries,
-        sum(len(t.encode()) for t in texts),
+        sum(len(t.encode()) for t in texts), cpu_s,
     )  # fmt: skip
 
 
 def _figures(
-    reports: Sequence[WriterReport], samples: list[tuple[float, int]], *, missing: int
+    reports: Sequence[WriterReport],
+    samples: list[tuple[float, int]],
+    *,
+    missing: int,
+    server_cpu_s: float | None = None,
 ) -> dict[str, float | int]:
+    """The writers' figures; ``server_cpu_s``: what a database server spent meanwhile (PostgreSQL)."""
     latencies = sorted(x for r in reports for x in r.latencies)
     elapsed = max(r.finished for r in reports) - min(r.started for r in reports)
     return {
+        **_cpu_figures(sum(r.cpu_s for r in reports), server_cpu_s, len(latencies)),
         "throughput_msgs_per_s": round(len(latencies) / max(elapsed, 1e-9), 1),
         "p50_ms": round(_percentile(latencies, 0.50) * 1000, 3),
         "p99_ms": round(_percentile(latencies, 0.99) * 1000, 3),
@@ -223,6 +235,18 @@ def _figures(
         "errors": sum(len(r.errors) for r in reports) + missing,
         "write_retries": sum(r.retries for r in reports),
         "index_lag_ms_max": round(_index_lag_max(reports, samples) * 1000, 1),
+    }
+
+
+def _cpu_figures(writer_s: float, server_s: float | None, messages: int) -> dict[str, float | int]:
+    per_message = {"writer": writer_s * 1000 / max(messages, 1)}
+    if server_s is not None:
+        per_message["server"] = server_s * 1000 / max(messages, 1)
+    spent_ms = sum(per_message.values())
+    return {
+        **{f"{side}_cpu_ms_per_msg": round(ms, 3) for side, ms in per_message.items()},
+        "cpu_cores": os.cpu_count() or 1,
+        "cpu_bound_msgs_per_s": round((os.cpu_count() or 1) * 1000 / spent_ms, 1) if spent_ms > 0 else 0.0,
     }
 
 

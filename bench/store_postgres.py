@@ -6,8 +6,11 @@ process opens the storage through ``open_storage`` as a host would (its own pool
 advisory lock); latency is measured in each writer around one awaited append (one transaction, so one
 commit's round trips); afterwards every acknowledged message is checked present exactly once and found by
 a search for its marker through the ``SearchIndex`` port; ``index_lag_ms_max`` is measured as on SQLite
-from the index's watermark, sampled by the parent every 10 ms. ``semantic``: as on SQLite (bench.store), the
-writers' storage carries the embedding model, and the semantic backlog is sampled every 0.5 s.
+from the index's watermark, sampled by the parent every 10 ms. ``server_cpu_ms_per_msg`` is the CPU the
+database server's processes spent from the writers' release until they had all exited (with the server on
+this machine; the parent's 10 ms samples included), per acknowledged message. ``semantic``: as on SQLite
+(bench.store), the writers' storage carries the embedding model, and the semantic backlog is sampled every
+0.5 s.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from agent_core.storage.search_windows import Embedder
 from gateway.config import StorageSettings
 from gateway.storage import open_storage
 from gateway.storage.backend import Storage
+from gateway.storage.postgres.scratch import ServerActivity, server_activity
 
 from .store import WriterReport, _figures, _model, _semantic_figures
 from .store_corpus import ChatCorpus, marker
@@ -76,14 +80,17 @@ def _run_in(
     for worker in workers:
         worker.start()
     try:
-        samples, pending = asyncio.run(_monitor(workdir, barrier, workers, storage, _model(semantic)))
+        samples, pending, released = asyncio.run(
+            _monitor(workdir, barrier, workers, storage, _model(semantic))
+        )
     finally:
         for worker in workers:
             worker.join(120)
             if worker.is_alive():
                 worker.kill()
+    server = server_activity(storage.postgres).minus(released).cpu_s
     reports = [WriterReport.load(path) for path in paths if path.exists()]
-    figures = _figures(reports, samples, missing=(processes - len(reports)) * messages)
+    figures = _figures(reports, samples, missing=(processes - len(reports)) * messages, server_cpu_s=server)
     figures.update(_semantic_figures(reports, pending) if semantic else {})
     figures.update(asyncio.run(_verify(workdir, reports, storage)))
     figures["text_bytes"] = preload_bytes + sum(r.text_bytes for r in reports)
@@ -118,11 +125,12 @@ async def _monitor(
     workers: Sequence[BaseProcess],
     settings: StorageSettings,
     model: Embedder | None,
-) -> tuple[list[tuple[float, int]], list[tuple[float, int, int]]]:
+) -> tuple[list[tuple[float, int]], list[tuple[float, int, int]], ServerActivity]:
     """Release the writers together, then sample (monotonic time, indexed-through id) until indexed, and
-    the semantic backlog every 0.5 s when a model is given."""
+    the semantic backlog every 0.5 s when a model is given; also the server's counters at the release."""
     async with open_storage(workdir, settings, embedder=model) as storage:
         await asyncio.to_thread(barrier.wait)
+        released = await asyncio.to_thread(server_activity, settings.postgres)
         samples: list[tuple[float, int]] = []
         pending: list[tuple[float, int, int]] = []
         next_semantic = 0.0
@@ -135,7 +143,7 @@ async def _monitor(
             if not any(w.is_alive() for w in workers) and await storage.search.index_lag() == 0:
                 break
             await asyncio.sleep(_SAMPLE_S)
-        return samples, pending
+        return samples, pending, released
 
 
 def _writer_main(
@@ -169,7 +177,7 @@ async def _write(
         conversation = await agent.ensure_conversation(f"bench:{writer}", Principal(person_id=f"w{writer}"))
         segment = conversation.tip_session_id
         await asyncio.to_thread(barrier.wait)
-        started = time.monotonic()
+        started, cpu_started = time.monotonic(), time.process_time()
         for seq, text in enumerate(texts):
             message = NewMessage("user" if seq % 2 == 0 else "assistant", text)
             before = time.perf_counter()
@@ -180,11 +188,11 @@ async def _write(
                 continue
             latencies.append(time.perf_counter() - before)
             acks.append((message_id, time.monotonic()))
-        finished = time.monotonic()
+        finished, cpu_s = time.monotonic(), time.process_time() - cpu_started
         retries = storage.stats().write_retries
     return WriterReport(
         writer, conversation.id, latencies, acks, errors, started, finished, retries,
-        sum(len(t.encode()) for t in texts),
+        sum(len(t.encode()) for t in texts), cpu_s,
     )  # fmt: skip
 
 
