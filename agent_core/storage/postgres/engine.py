@@ -7,7 +7,8 @@ server rolled it back, so nothing was half-done), or on another connection when 
 pool was found dead before COMMIT was sent (a server restart leaves the pool full of them; nothing is
 checked on checkout, which would cost a round trip per transaction) — never after a connection lost
 during COMMIT (it may or may not have happened: the caller gets ``PostgresUnavailableError`` and its own
-recovery runs);
+recovery runs); ``snapshot_reader`` lends a read a second connection in the same snapshot only when the pool
+has one to spare and no task is waiting for one;
 a server that cannot be reached within ``connect_timeout_s`` is ``PostgresUnavailableError``, so
 readiness says not-ready instead of hanging. Times stored by this backend are the server's
 (``mg_now()``, epoch seconds), never a host's, so hosts with different clocks agree on every lease.
@@ -22,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any, LiteralString, TypeVar
 
 import psycopg
-from psycopg import AsyncConnection, IsolationLevel, errors
+from psycopg import AsyncConnection, IsolationLevel, errors, sql
+from psycopg.pq import TransactionStatus
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
@@ -35,6 +37,8 @@ Conn = AsyncConnection[TupleRow]
 
 _RETRYABLE = (errors.SerializationFailure, errors.DeadlockDetected)
 WRITE_ATTEMPTS = 8
+# How long a snapshot reader waits for a spare connection the pool said it had (one being opened).
+_SPARE_WAIT_S = 0.05
 
 
 class _StaleConnectionError(Exception):
@@ -163,6 +167,45 @@ class PgDatabase:
 
         return await self._on_live_connection(read)
 
+    @contextlib.asynccontextmanager
+    async def snapshot_reader(self, conn: Conn) -> AsyncIterator[Conn | None]:
+        """A second connection reading the snapshot of ``conn``'s transaction (a unit of work of
+        ``run_read``: read-only, repeatable read), so two reads of one snapshot run side by side; None when
+        the pool has no connection to spare now (a task waits for one, or all are in use) or the spare one
+        was found dead: the caller then reads on ``conn`` alone.
+
+        ``conn`` exports its snapshot (``pg_export_snapshot``); the reader's transaction adopts it first
+        thing, and ends (with the block) before the pool takes the reader back, while ``conn``'s still runs.
+        """
+        reader = await self._spare_connection()
+        if reader is None:
+            yield None
+            return
+        try:
+            if not await _share_snapshot(conn, reader):
+                yield None
+                return
+            self.counters.transactions += 1
+            yield reader
+        finally:
+            await _end_transaction(reader)
+            if self._pool is not None:
+                await self._pool.putconn(reader)
+
+    async def _spare_connection(self) -> Conn | None:
+        """A pooled connection if one is idle, or may be opened, with no other task waiting for one."""
+        pool = self._pool
+        if pool is None:
+            return None
+        stats = pool.get_stats()
+        idle = stats.get("pool_available", 0) > 0 or stats.get("pool_size", 0) < self.settings.pool_max
+        if not idle or stats.get("requests_waiting", 0) > 0:
+            return None
+        try:
+            return await pool.getconn(timeout=_SPARE_WAIT_S)
+        except (PoolTimeout, psycopg.Error, OSError):
+            return None
+
     async def execute(self, query: LiteralString, params: tuple[object, ...] = ()) -> None:
         """One statement on its own (autocommit). Not re-run on a lost connection: it may have committed."""
         async with self.connection() as conn:
@@ -206,6 +249,33 @@ class PgDatabase:
         if not read_only:
             self.counters.commits += 1
         return result
+
+
+async def _share_snapshot(conn: Conn, reader: Conn) -> bool:
+    """Begin a read-only repeatable-read transaction on ``reader`` in ``conn``'s snapshot; False when
+    ``reader`` turned out dead (a lost ``conn`` raises: its unit of work reports it)."""
+    row = await (await conn.execute("SELECT pg_export_snapshot()")).fetchone()
+    assert row is not None
+    begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT {}"
+    try:
+        await reader.execute(sql.SQL(begin).format(str(row[0])))  # one round trip: no parameters
+    except psycopg.OperationalError:
+        if not reader.broken:
+            raise
+        return False
+    return True
+
+
+async def _end_transaction(reader: Conn) -> None:
+    """Roll back what ``reader`` left open (it only read); a connection still busy with a cancelled
+    statement, or dead, is left as it is: the pool discards it when it takes it back."""
+    if reader.broken or reader.info.transaction_status not in _ENDABLE:
+        return
+    with contextlib.suppress(psycopg.Error):
+        await reader.execute("ROLLBACK")
+
+
+_ENDABLE = (TransactionStatus.INTRANS, TransactionStatus.INERROR)
 
 
 def _reason(exc: BaseException) -> str:

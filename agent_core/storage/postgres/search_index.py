@@ -1,8 +1,10 @@
 """``PgSearchIndex``: the SearchIndex port on PostgreSQL — a planned query run in ONE read-only snapshot.
 
 Invariants: every step of one search (scope, each ranked group, the fallback, conversation metadata) reads
-the same repeatable-read snapshot, so hits and metadata agree; the plan becomes SQL only through
-search_clauses.py (user text is always a bound parameter); visibility and ordering are the port's and
+the same repeatable-read snapshot, so hits and metadata agree — also when two costly groups are ranked side
+by side, the second on a spare pooled connection that adopts the search's snapshot (``snapshot_reader``);
+the plan becomes SQL only through search_clauses.py (user text is always a bound parameter); visibility and
+ordering are the port's and
 SQLite's: ``SEARCHED_ROLES`` with text, never ``UNSEARCHED_TOOLS``, never the caller's live tip segment,
 archived segments as their conversation, ties to the newer message, FALLBACK clauses only when the
 PRIMARY ones found fewer than ``want`` conversations.
@@ -29,7 +31,7 @@ import dataclasses
 import functools
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..health import SearchHealth
@@ -80,6 +82,9 @@ Found = dict[int, tuple[FoundMessage, float]]
 # the planner adds their frequencies as if independent: its estimate of one word is about twice the truth
 # (the English side of a stopword is empty, so there it is the truth; estimates only decide costs).
 _SIDES = {PgIndex.VECTOR: 2.0}
+# Two groups are ranked side by side (a second connection on the search's snapshot) only when the cheaper of
+# the two costliest is predicted to rank this many matches: ~6 µs each, against ~1 ms for sharing.
+_SHARED_MATCHES = 400
 
 
 class PgSearchIndex:
@@ -98,7 +103,8 @@ class PgSearchIndex:
 
         async def read(conn: Conn) -> SearchSnapshot:
             where = await _match_filter(conn, request.scope)
-            lexical = SearchSnapshot((), {}) if query.is_empty else await search(conn, query, request, where)
+            empty = query.is_empty
+            lexical = SearchSnapshot((), {}) if empty else await search(self._db, conn, query, request, where)
             windows = await windows_of(conn, [hit.message for hit in lexical.hits])
             if request.query_vector is None:
                 return dataclasses.replace(lexical, windows=windows)
@@ -225,17 +231,17 @@ async def _tip_segment(conn: Conn, conversation_id: str | None) -> str | None:
 
 
 async def search(
-    conn: Conn, query: PgQuery, request: SearchRequest, where: MatchFilter | None = None
+    db: PgDatabase, conn: Conn, query: PgQuery, request: SearchRequest, where: MatchFilter | None = None
 ) -> SearchSnapshot:
-    """Run ``query`` for ``request`` on one snapshot; ``request.want`` conversations will be shown."""
+    """Run ``query`` for ``request`` on ``conn``'s snapshot; ``request.want`` conversations will be shown."""
     where = where or await _match_filter(conn, request.scope)
     if where.conversation_ids == ():
         return SearchSnapshot((), {})
     newest = await start_ranked_reads(conn)
     plan = _Plan(where, max(60, request.want * 20), request.budget.rank_window, newest)
     found: Found = {}
-    for index, role in _PRIMARY:
-        await _rank_into(found, conn, query, index, role, plan)
+    groups = [(index, role) for index, role in _PRIMARY if query.group(index, role)]
+    await _rank_groups(found, db, conn, query, groups, plan)
     if len({row.conversation_id for row, _ in found.values()}) < request.want:
         fallback: Found = {}
         await _rank_into(fallback, conn, query, *_FALLBACK, plan)
@@ -247,6 +253,73 @@ async def search(
         conn, list(dict.fromkeys(h.message.conversation_id for h in hits))
     )
     return SearchSnapshot(tuple(hits), conversations)
+
+
+async def _rank_groups(
+    found: Found,
+    db: PgDatabase,
+    conn: Conn,
+    query: PgQuery,
+    groups: Sequence[tuple[PgIndex, ClauseRole]],
+    plan: _Plan,
+) -> None:
+    """Rank ``groups`` into ``found``, two at once when two of them are predicted to cost enough and the
+    pool spares a second connection: it reads ``conn``'s snapshot, so the results are those of ranking
+    them one after another (each message keeps its best score, whichever group found it). A query often has
+    two costly groups: a CJK term's bigrams and its substrings (20 ms each over 100,000 messages), or words
+    next to an identifier."""
+    if len(groups) < 2:
+        await _rank_each(found, conn, query, [(*group, None) for group in groups], plan)
+        return
+    guesses = [await _estimate(conn, query, index, query.group(index, role), plan) for index, role in groups]
+    planned = [(index, role, guess) for (index, role), guess in zip(groups, guesses, strict=True)]
+    if sorted(min(g.total, plan.window) for g in guesses)[-2] >= _SHARED_MATCHES:
+        async with db.snapshot_reader(conn) as reader:
+            if reader is not None:
+                await start_ranked_reads(reader)
+                side: Found = {}
+                await _side_by_side(
+                    _rank_each(found, conn, query, planned[::2], plan),
+                    _rank_each(side, reader, query, planned[1::2], plan),
+                )
+                for message_id, (row, score) in side.items():
+                    if message_id not in found or score < found[message_id][1]:
+                        found[message_id] = (row, score)
+                return
+    await _rank_each(found, conn, query, planned, plan)
+
+
+async def _rank_each(
+    found: Found,
+    conn: Conn,
+    query: PgQuery,
+    groups: Sequence[tuple[PgIndex, ClauseRole, MatchEstimate | None]],
+    plan: _Plan,
+) -> None:
+    for index, role, guess in groups:
+        await _rank_into(found, conn, query, index, role, plan, guess)
+
+
+async def _side_by_side(*steps: Coroutine[object, object, None]) -> None:
+    """Run ``steps`` concurrently; when one fails, the others are cancelled (and awaited) before its error
+    is raised as it is."""
+    tasks = [asyncio.ensure_future(step) for step in steps]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _estimate(
+    conn: Conn, query: PgQuery, index: PgIndex, clauses: Sequence[PgClause], plan: _Plan
+) -> MatchEstimate:
+    """The planner's estimate of ``clauses``' matches, each word counted once (``_SIDES``)."""
+    planned = await estimated_matches(conn, index, clauses, query.excluded(index), plan.where)
+    sides = _SIDES.get(index, 1.0)
+    largest = None if planned.largest_clause is None else planned.largest_clause / sides
+    return MatchEstimate(planned.total / sides, largest)
 
 
 async def _match_filter(conn: Conn, scope: SearchScope) -> MatchFilter:
@@ -287,19 +360,23 @@ class _Plan:
 
 
 async def _rank_into(
-    found: Found, conn: Conn, query: PgQuery, index: PgIndex, role: ClauseRole, plan: _Plan
+    found: Found,
+    conn: Conn,
+    query: PgQuery,
+    index: PgIndex,
+    role: ClauseRole,
+    plan: _Plan,
+    guess: MatchEstimate | None = None,
 ) -> None:
-    """Rank one clause group of ``query`` and keep each message's best score in ``found``."""
+    """Rank one clause group of ``query`` and keep each message's best score in ``found``; ``guess``: the
+    planner's estimate of the group's matches, when already asked (``_estimate``)."""
     group = query.group(index, role)
     if not group:
         return
     excluded = query.excluded(index)
 
     async def estimate(clauses: Sequence[PgClause]) -> MatchEstimate:
-        planned = await estimated_matches(conn, index, clauses, excluded, plan.where)
-        sides = _SIDES.get(index, 1.0)
-        largest = None if planned.largest_clause is None else planned.largest_clause / sides
-        return MatchEstimate(planned.total / sides, largest)
+        return await _estimate(conn, query, index, clauses, plan)
 
     async def without_common(clauses: Sequence[PgClause], cap: int) -> tuple[tuple[PgClause, ...], float]:
         """The clauses kept once common ones are trimmed, and how many messages they can match at most.
@@ -324,7 +401,8 @@ async def _rank_into(
     # rows for 4,618 matches). Otherwise a clause that alone overflows makes the group's matches overflow
     # too, and is counted and trimmed after the read: both ways count the same messages (those the
     # search may return), so the prediction changes the cost of a search, never its results.
-    guess = await estimate(group)
+    if guess is None:
+        guess = await estimate(group)
     expected = guess.total
     common = len(group) > 1 and (guess.largest_clause is None or guess.largest_clause > plan.window)
     doubtful = plan.doubtful_walk(expected)

@@ -1,0 +1,82 @@
+"""On PostgreSQL a search ranks its clause groups two at once, the second on a connection that reads the
+search's own snapshot; with no connection to spare it ranks them in turn, with the same results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_core.search import plan_query
+from agent_core.storage.postgres.engine import Conn, PgDatabase
+from agent_core.storage.postgres.search_reads import newest_message_id
+from agent_core.storage.search_index import SearchRequest, SearchScope
+from gateway.config import StorageSettings
+from gateway.storage import open_storage
+from tests import postgres_server
+from tests.storage.contract.backends import backend_for
+from tests.storage.contract.test_search_index import say
+from tests.storage.postgres.test_search_rank_window import analyse
+
+
+async def test_the_second_reader_sees_the_searchs_snapshot_not_what_committed_since(
+    postgres_database: str, home: Path
+) -> None:
+    async with backend_for("postgres", home).open() as storage:
+        _, (first,) = await say(storage.agent, "c", "ana", "hello")
+        async with PgDatabase(postgres_server.postgres_settings(home)) as db:
+
+            async def read(conn: Conn) -> tuple[int, int, bool]:
+                before = await newest_message_id(conn)  # the snapshot is taken here
+                await say(storage.agent, "c", "ana", "committed after the snapshot")
+                async with db.snapshot_reader(conn) as reader:
+                    assert reader is not None
+                    apart = reader.info.backend_pid != conn.info.backend_pid
+                    return before, await newest_message_id(reader), apart
+
+            before, seen, apart = await db.run_read(read)
+            after = await db.run_read(newest_message_id)
+    assert before == seen == first and apart
+    assert after > first
+
+
+async def test_with_no_connection_to_spare_there_is_no_second_reader(
+    postgres_database: str, home: Path
+) -> None:
+    lone = postgres_server.postgres_settings(home, pool_min=1, pool_max=1)
+    async with backend_for("postgres", home).open(), PgDatabase(lone) as db:  # the schema, migrated
+
+        async def read(conn: Conn) -> bool:
+            async with db.snapshot_reader(conn) as reader:
+                return reader is None
+
+        assert await db.run_read(read)
+
+
+async def test_a_search_with_two_costly_groups_finds_the_same_with_or_without_a_second_reader(
+    postgres_database: str, home: Path
+) -> None:
+    # Enough matches for both of 服务器部署's groups (its bigrams, its substrings) to be worth sharing.
+    texts = [
+        "服务器部署在周五完成",
+        "我们讨论了服务器部署的预算",
+        "部署脚本需要更新, 服务器部署 deploy checklist",
+        "the deploy server 服务器部署 plan",
+        "nothing relevant here",
+    ]
+    async with backend_for("postgres", home).open() as storage:
+        for n in range(10):
+            numbered = (f"{text} {n}-{k}" for k in range(12) for text in texts)
+            await say(storage.agent, f"c{n}", "ana", *numbered)
+        assert await storage.search.wait_indexed(10)
+    analyse(postgres_database, home)
+    lone = StorageSettings(
+        backend="postgres", postgres=postgres_server.postgres_settings(home, pool_min=1, pool_max=1)
+    )
+    found: dict[str, list[tuple[int, float]]] = {}
+    for name, settings in (("pooled", postgres_server.storage_settings(home)), ("lone", lone)):
+        async with open_storage(home, settings) as storage:
+            for query in ("服务器部署", "deploy 服务器"):
+                request = SearchRequest(plan_query(query), SearchScope.all_conversations(), 10)
+                snapshot = await storage.search.search_messages(request)
+                found[f"{name} {query}"] = [(hit.message.id, hit.score) for hit in snapshot.hits]
+    assert found["pooled 服务器部署"] == found["lone 服务器部署"] != []
+    assert found["pooled deploy 服务器"] == found["lone deploy 服务器"] != []
