@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, LiteralString, TypeVar
 
@@ -177,8 +177,9 @@ class PgDatabase:
         ``conn`` exports its snapshot (``pg_export_snapshot``); the reader's transaction adopts it first
         thing, and ends (with the block) before the pool takes the reader back, while ``conn``'s still runs.
         """
-        reader = await self._spare_connection()
-        if reader is None:
+        pool = self._pool
+        reader = await _spare_connection(pool) if pool is not None else None
+        if pool is None or reader is None:
             yield None
             return
         try:
@@ -188,23 +189,10 @@ class PgDatabase:
             self.counters.transactions += 1
             yield reader
         finally:
-            await _end_transaction(reader)
-            if self._pool is not None:
-                await self._pool.putconn(reader)
-
-    async def _spare_connection(self) -> Conn | None:
-        """A pooled connection if one is idle, or may be opened, with no other task waiting for one."""
-        pool = self._pool
-        if pool is None:
-            return None
-        stats = pool.get_stats()
-        idle = stats.get("pool_available", 0) > 0 or stats.get("pool_size", 0) < self.settings.pool_max
-        if not idle or stats.get("requests_waiting", 0) > 0:
-            return None
-        try:
-            return await pool.getconn(timeout=_SPARE_WAIT_S)
-        except (PoolTimeout, psycopg.Error, OSError):
-            return None
+            try:
+                await _end_transaction(reader)
+            finally:
+                await pool.putconn(reader)  # also when cancelled meanwhile: a connection kept is lost
 
     async def execute(self, query: LiteralString, params: tuple[object, ...] = ()) -> None:
         """One statement on its own (autocommit). Not re-run on a lost connection: it may have committed."""
@@ -249,6 +237,39 @@ class PgDatabase:
         if not read_only:
             self.counters.commits += 1
         return result
+
+
+async def side_by_side(*steps: Coroutine[object, object, None]) -> None:
+    """Run ``steps`` concurrently (each on its own connection); when one fails, cancel each unfinished one
+    once and await them all, then raise that failure as it is.
+
+    Cancelled once, psycopg cancels the running statement on the server and keeps the connection; a second
+    cancel while it does makes it close the connection. So no child is cancelled twice (``asyncio.gather``,
+    which returns as soon as one child ends cancelled, would lead a ``finally`` to cancel the others again).
+    """
+    tasks = [asyncio.ensure_future(step) for step in steps]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    finally:
+        for task in tasks:
+            if not task.done():
+                task.cancel()
+        await asyncio.wait(tasks)
+    for task in tasks:
+        if not task.cancelled() and (failure := task.exception()) is not None:
+            raise failure
+
+
+async def _spare_connection(pool: AsyncConnectionPool[Conn]) -> Conn | None:
+    """A pooled connection if one is idle, or the pool may open one, with no other task waiting for one."""
+    stats = pool.get_stats()
+    idle = stats.get("pool_available", 0) > 0 or stats.get("pool_size", 0) < stats.get("pool_max", 0)
+    if not idle or stats.get("requests_waiting", 0) > 0:
+        return None
+    try:
+        return await pool.getconn(timeout=_SPARE_WAIT_S)
+    except (PoolTimeout, psycopg.Error, OSError):
+        return None
 
 
 async def _share_snapshot(conn: Conn, reader: Conn) -> bool:

@@ -31,7 +31,7 @@ import dataclasses
 import functools
 import math
 import time
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..health import SearchHealth
@@ -47,7 +47,7 @@ from ..search_index import (
     WindowRef,
 )
 from ..search_windows import Embedder, SemanticStatus
-from .engine import Conn, PgDatabase
+from .engine import Conn, PgDatabase, side_by_side
 from .search_clauses import PgClause, PgIndex, PgQuery, pg_query_for, trim_common
 from .search_ddl import SEARCH_INDEXES
 from .search_reads import (
@@ -263,24 +263,26 @@ async def _rank_groups(
     groups: Sequence[tuple[PgIndex, ClauseRole]],
     plan: _Plan,
 ) -> None:
-    """Rank ``groups`` into ``found``, two at once when two of them are predicted to cost enough and the
-    pool spares a second connection: it reads ``conn``'s snapshot, so the results are those of ranking
-    them one after another (each message keeps its best score, whichever group found it). A query often has
-    two costly groups: a CJK term's bigrams and its substrings (20 ms each over 100,000 messages), or words
-    next to an identifier."""
+    """Rank ``groups`` into ``found``, the costliest beside the others when two of them are predicted to
+    cost enough and the pool spares a second connection: it reads ``conn``'s snapshot, so the results are
+    those of ranking them one after another (each message keeps its best score, whichever group found
+    it). A query often has two costly groups: a CJK term's bigrams and its substrings (20 ms each over
+    100,000 messages), or words next to an identifier."""
     if len(groups) < 2:
         await _rank_each(found, conn, query, [(*group, None) for group in groups], plan)
         return
     guesses = [await _estimate(conn, query, index, query.group(index, role), plan) for index, role in groups]
     planned = [(index, role, guess) for (index, role), guess in zip(groups, guesses, strict=True)]
-    if sorted(min(g.total, plan.window) for g in guesses)[-2] >= _SHARED_MATCHES:
+    costs = [min(guess.total, plan.window) for guess in guesses]
+    if sorted(costs)[-2] >= _SHARED_MATCHES:
         async with db.snapshot_reader(conn) as reader:
             if reader is not None:
                 await start_ranked_reads(reader)
+                costliest = planned[costs.index(max(costs))]
                 side: Found = {}
-                await _side_by_side(
-                    _rank_each(found, conn, query, planned[::2], plan),
-                    _rank_each(side, reader, query, planned[1::2], plan),
+                await side_by_side(
+                    _rank_each(found, conn, query, [g for g in planned if g is not costliest], plan),
+                    _rank_each(side, reader, query, [costliest], plan),
                 )
                 for message_id, (row, score) in side.items():
                     if message_id not in found or score < found[message_id][1]:
@@ -298,18 +300,6 @@ async def _rank_each(
 ) -> None:
     for index, role, guess in groups:
         await _rank_into(found, conn, query, index, role, plan, guess)
-
-
-async def _side_by_side(*steps: Coroutine[object, object, None]) -> None:
-    """Run ``steps`` concurrently; when one fails, the others are cancelled (and awaited) before its error
-    is raised as it is."""
-    tasks = [asyncio.ensure_future(step) for step in steps]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _estimate(

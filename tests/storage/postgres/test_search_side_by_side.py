@@ -1,17 +1,23 @@
-"""On PostgreSQL a search ranks its clause groups two at once, the second on a connection that reads the
-search's own snapshot; with no connection to spare it ranks them in turn, with the same results."""
+"""On PostgreSQL a search ranks its costliest clause group beside the others, on a connection that reads the
+search's own snapshot; with no connection to spare it ranks them in turn, with the same results; a read
+cancelled, or failing on one side, keeps both connections and raises what it would alone."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+import psycopg
+import pytest
+
 from agent_core.search import plan_query
-from agent_core.storage.postgres.engine import Conn, PgDatabase
+from agent_core.storage.postgres.engine import Conn, PgDatabase, side_by_side
 from agent_core.storage.postgres.search_reads import newest_message_id
 from agent_core.storage.search_index import SearchRequest, SearchScope
 from gateway.config import StorageSettings
 from gateway.storage import open_storage
 from tests import postgres_server
+from tests.multiprocess.serve_process import wait_until
 from tests.storage.contract.backends import backend_for
 from tests.storage.contract.test_search_index import say
 from tests.storage.postgres.test_search_rank_window import analyse
@@ -80,3 +86,74 @@ async def test_a_search_with_two_costly_groups_finds_the_same_with_or_without_a_
                 found[f"{name} {query}"] = [(hit.message.id, hit.score) for hit in snapshot.hits]
     assert found["pooled 服务器部署"] == found["lone 服务器部署"] != []
     assert found["pooled deploy 服务器"] == found["lone deploy 服务器"] != []
+
+
+async def _sleep(conn: Conn) -> None:
+    await conn.execute("SELECT pg_sleep(30)")
+
+
+async def _divide_by_zero(conn: Conn) -> None:
+    await conn.execute("SELECT 1 / 0")
+
+
+def _sleeping(dsn: str) -> int:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query = 'SELECT pg_sleep(30)'"
+        ).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+async def _pair(db: PgDatabase) -> set[int]:
+    """The backends of a read and its snapshot reader, once the pool has both connections open."""
+    pairs: list[set[int]] = []
+
+    async def read(conn: Conn) -> set[int]:
+        async with db.snapshot_reader(conn) as reader:
+            return set() if reader is None else {conn.info.backend_pid, reader.info.backend_pid}
+
+    async def formed() -> bool:
+        pairs.append(await db.run_read(read))
+        return bool(pairs[-1])
+
+    await wait_until(formed, "a read with a snapshot reader beside it", str)
+    return pairs[-1]
+
+
+async def test_a_read_cancelled_while_both_connections_work_keeps_both(
+    postgres_database: str, home: Path
+) -> None:
+    settings = postgres_server.postgres_settings(home, pool_min=2, pool_max=2)
+    async with backend_for("postgres", home).open(), PgDatabase(settings) as db:
+        before = await _pair(db)
+
+        async def read(conn: Conn) -> None:
+            async with db.snapshot_reader(conn) as reader:
+                assert reader is not None
+                await side_by_side(_sleep(conn), _sleep(reader))
+
+        task = asyncio.create_task(db.run_read(read))
+        await wait_until(lambda: _sleeping(postgres_database) == 2, "both statements running", str)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert _sleeping(postgres_database) == 0, "both statements were cancelled on the server"
+        assert await _pair(db) == before, "no connection was closed and replaced"
+
+
+async def test_a_statement_failing_beside_another_raises_its_own_error_and_stops_the_other(
+    postgres_database: str, home: Path
+) -> None:
+    settings = postgres_server.postgres_settings(home, pool_min=2, pool_max=2)
+    async with backend_for("postgres", home).open(), PgDatabase(settings) as db:
+        before = await _pair(db)
+
+        async def read(conn: Conn) -> None:
+            async with db.snapshot_reader(conn) as reader:
+                assert reader is not None
+                await side_by_side(_sleep(conn), _divide_by_zero(reader))
+
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            await asyncio.wait_for(db.run_read(read), timeout=20)  # not the 30 s the sleep would take
+        assert _sleeping(postgres_database) == 0
+        assert await _pair(db) == before
