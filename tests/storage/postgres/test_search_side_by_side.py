@@ -5,6 +5,8 @@ cancelled, or failing on one side, keeps both connections and raises what it wou
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import psycopg
@@ -120,19 +122,33 @@ async def _pair(db: PgDatabase) -> set[int]:
     return pairs[-1]
 
 
+@contextlib.asynccontextmanager
+async def _two_connections(home: Path) -> AsyncIterator[PgDatabase]:
+    """A database on ``home``'s migrated schema whose pool holds exactly two connections."""
+    settings = postgres_server.postgres_settings(home, pool_min=2, pool_max=2)
+    async with backend_for("postgres", home).open(), PgDatabase(settings) as db:
+        yield db
+
+
+def _sleep_beside(
+    db: PgDatabase, other: Callable[[Conn], Awaitable[None]]
+) -> Callable[[Conn], Awaitable[None]]:
+    """A read that sleeps on its connection while ``other`` runs on its snapshot reader."""
+
+    async def read(conn: Conn) -> None:
+        async with db.snapshot_reader(conn) as reader:
+            assert reader is not None
+            await side_by_side(_sleep(conn), other(reader))
+
+    return read
+
+
 async def test_a_read_cancelled_while_both_connections_work_keeps_both(
     postgres_database: str, home: Path
 ) -> None:
-    settings = postgres_server.postgres_settings(home, pool_min=2, pool_max=2)
-    async with backend_for("postgres", home).open(), PgDatabase(settings) as db:
+    async with _two_connections(home) as db:
         before = await _pair(db)
-
-        async def read(conn: Conn) -> None:
-            async with db.snapshot_reader(conn) as reader:
-                assert reader is not None
-                await side_by_side(_sleep(conn), _sleep(reader))
-
-        task = asyncio.create_task(db.run_read(read))
+        task = asyncio.create_task(db.run_read(_sleep_beside(db, _sleep)))
         await wait_until(lambda: _sleeping(postgres_database) == 2, "both statements running", str)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -144,16 +160,10 @@ async def test_a_read_cancelled_while_both_connections_work_keeps_both(
 async def test_a_statement_failing_beside_another_raises_its_own_error_and_stops_the_other(
     postgres_database: str, home: Path
 ) -> None:
-    settings = postgres_server.postgres_settings(home, pool_min=2, pool_max=2)
-    async with backend_for("postgres", home).open(), PgDatabase(settings) as db:
+    async with _two_connections(home) as db:
         before = await _pair(db)
-
-        async def read(conn: Conn) -> None:
-            async with db.snapshot_reader(conn) as reader:
-                assert reader is not None
-                await side_by_side(_sleep(conn), _divide_by_zero(reader))
-
         with pytest.raises(psycopg.errors.DivisionByZero):
+            read = _sleep_beside(db, _divide_by_zero)
             await asyncio.wait_for(db.run_read(read), timeout=20)  # not the 30 s the sleep would take
         assert _sleeping(postgres_database) == 0
         assert await _pair(db) == before
