@@ -82,12 +82,10 @@ async def test_a_search_with_two_costly_groups_finds_the_same_with_or_without_a_
     found: dict[str, list[tuple[int, float]]] = {}
     for name, settings in (("pooled", postgres_server.storage_settings(home)), ("lone", lone)):
         async with open_storage(home, settings) as storage:
-            for query in ("服务器部署", "deploy 服务器"):
-                request = SearchRequest(plan_query(query), SearchScope.all_conversations(), 10)
-                snapshot = await storage.search.search_messages(request)
-                found[f"{name} {query}"] = [(hit.message.id, hit.score) for hit in snapshot.hits]
-    assert found["pooled 服务器部署"] == found["lone 服务器部署"] != []
-    assert found["pooled deploy 服务器"] == found["lone deploy 服务器"] != []
+            request = SearchRequest(plan_query("服务器部署"), SearchScope.all_conversations(), 10)
+            snapshot = await storage.search.search_messages(request)
+            found[name] = [(hit.message.id, hit.score) for hit in snapshot.hits]
+    assert found["pooled"] == found["lone"] != []
 
 
 async def _sleep(conn: Conn) -> None:
