@@ -132,6 +132,8 @@ class PgDatabase:
             raise PostgresUnavailableError(self.where, "the connection pool is closed")
         try:
             async with self._pool.connection() as conn:
+                if _cancel_lost():
+                    raise asyncio.CancelledError
                 yield conn
         except (psycopg.OperationalError, PoolTimeout, OSError) as exc:
             raise PostgresUnavailableError(self.where, _reason(exc)) from exc
@@ -267,9 +269,22 @@ async def _spare_connection(pool: AsyncConnectionPool[Conn]) -> Conn | None:
     if not idle or stats.get("requests_waiting", 0) > 0:
         return None
     try:
-        return await pool.getconn(timeout=_SPARE_WAIT_S)
+        reader = await pool.getconn(timeout=_SPARE_WAIT_S)
     except (PoolTimeout, psycopg.Error, OSError):
         return None
+    if _cancel_lost():
+        await pool.putconn(reader)
+        raise asyncio.CancelledError
+    return reader
+
+
+def _cancel_lost() -> bool:
+    """Whether this task is being cancelled although no cancel reached it: on Python 3.11,
+    ``asyncio.wait_for`` (inside psycopg_pool's wait for a connection) returns the connection handed over as
+    the cancel arrives, and the task runs on; a loop stopped by cancelling it (a background worker) would
+    never stop. Whoever got a connection raises the cancel then."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 async def _share_snapshot(conn: Conn, reader: Conn) -> bool:
