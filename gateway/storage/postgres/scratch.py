@@ -100,9 +100,10 @@ def server_activity(settings: PostgresSettings) -> ServerActivity:
             " FROM pg_stat_database WHERE datname = current_database()"
         ).fetchone()
         pid = conn.execute("SELECT pg_backend_pid()").fetchone()
-    assert row is not None and pid is not None
+        assert row is not None and pid is not None
+        cpu_s = _server_cpu_s(int(str(pid[0])))  # while this backend lives: /proc finds its parent through it
     transactions, written, read, wal = (int(str(value)) for value in row)
-    return ServerActivity(transactions, written, read, wal, _server_cpu_s(int(str(pid[0]))))
+    return ServerActivity(transactions, written, read, wal, cpu_s)
 
 
 def _server_cpu_s(backend_pid: int) -> float | None:
