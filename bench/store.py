@@ -242,11 +242,11 @@ def _cpu_figures(writer_s: float, server_s: float | None, messages: int) -> dict
     per_message = {"writer": writer_s * 1000 / max(messages, 1)}
     if server_s is not None:
         per_message["server"] = server_s * 1000 / max(messages, 1)
-    spent_ms = sum(per_message.values())
+    spent_ms, cores = sum(per_message.values()), os.cpu_count() or 1
     return {
         **{f"{side}_cpu_ms_per_msg": round(ms, 3) for side, ms in per_message.items()},
-        "cpu_cores": os.cpu_count() or 1,
-        "cpu_bound_msgs_per_s": round((os.cpu_count() or 1) * 1000 / spent_ms, 1) if spent_ms > 0 else 0.0,
+        "cpu_cores": cores,
+        "cpu_bound_msgs_per_s": round(cores * 1000 / spent_ms, 1) if spent_ms > 0 else 0.0,
     }
 
 

@@ -30,7 +30,8 @@ async def test_the_second_reader_sees_the_searchs_snapshot_not_what_committed_si
 ) -> None:
     async with backend_for("postgres", home).open() as storage:
         _, (first,) = await say(storage.agent, "c", "ana", "hello")
-        async with PgDatabase(postgres_server.postgres_settings(home)) as db:
+        async with PgDatabase(postgres_server.postgres_settings(home, pool_min=2, pool_max=2)) as db:
+            await _pair(db)  # both connections open, so the read below gets its reader at once
 
             async def read(conn: Conn) -> tuple[int, int, bool]:
                 before = await newest_message_id(conn)  # the snapshot is taken here
